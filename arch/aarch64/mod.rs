@@ -1,0 +1,2 @@
+//! aarch64: placeholder until the NEON leaf lands; runs the word backend only.
+include!("../other.rs");

@@ -1,0 +1,49 @@
+//! Targets without a SIMD leaf: the word backend only, no cache-maintenance instruction.
+
+use core::sync::atomic::{fence, Ordering};
+
+use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
+use crate::kernel::Kernels;
+
+/// Every backend compiled for this target, best last.
+pub(crate) static BACKENDS: [&Kernels; 1] = [&super::generic::GENERIC];
+
+/// Conservative line size for keeping streamed and ordinary stores apart.
+pub(crate) const STREAM_LINE: usize = 64;
+
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn stream_fence() {
+    fence(Ordering::SeqCst);
+}
+
+/// No cache-maintenance instruction is known here: nothing to do.
+///
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn flush_range(_op: FlushOp, _p: *const u8, _len: usize) {}
+
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn flush_fence(_op: FlushOp) {
+    fence(Ordering::SeqCst);
+}
+
+pub(crate) fn detect() -> Cpu {
+    Cpu {
+        arch: "generic",
+        features: Features::default(),
+        caches: Caches {
+            line: STREAM_LINE,
+            source: "defaults",
+            ..Caches::default()
+        },
+        flush: FlushOp::Fence,
+        vendor: Text::EMPTY,
+        brand: Text::EMPTY,
+        backends: 1,
+    }
+}

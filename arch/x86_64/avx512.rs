@@ -1,0 +1,63 @@
+//! AVX-512 (F + BW): 64-byte registers, `vmovntdq zmm` streaming stores, and byte-masked moves
+//! for everything shorter than one register (a masked-off lane neither faults nor writes, so a
+//! 1..63-byte move is one load and one store that never leave the buffers).
+
+use core::arch::x86_64::*;
+
+use crate::kernel::kernels;
+use crate::vector::Vector;
+use crate::Backend;
+
+/// The mask selecting the first `n < 64` bytes.
+#[inline(always)]
+fn prefix_mask(n: usize) -> __mmask64 {
+    debug_assert!(n < 64);
+    (1u64 << n) - 1
+}
+
+// SAFETY: every method moves exactly 64 bytes (or the masked prefix); `Half = __m256i`. Only
+// instantiated inside `#[target_feature(enable = "avx512f,avx512bw")]` entry points.
+unsafe impl Vector for __m512i {
+    const BYTES: usize = 64;
+    const STREAM_BYPASSES_CACHE: bool = true;
+    const MASKED: bool = true;
+    type Half = __m256i;
+
+    #[inline(always)]
+    unsafe fn load(src: *const u8) -> Self {
+        // SAFETY: 64 readable bytes (caller).
+        unsafe { _mm512_loadu_si512(src.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn splat(byte: u8) -> Self {
+        // SAFETY: AVX-512F present (caller).
+        unsafe { _mm512_set1_epi8(byte as i8) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u8) {
+        // SAFETY: 64 writable bytes (caller).
+        unsafe { _mm512_storeu_si512(dst.cast(), self) }
+    }
+    #[inline(always)]
+    unsafe fn store_aligned(self, dst: *mut u8) {
+        // SAFETY: 64 writable, 64-aligned bytes (caller).
+        unsafe { _mm512_store_si512(dst.cast(), self) }
+    }
+    #[inline(always)]
+    unsafe fn stream(self, dst: *mut u8) {
+        // SAFETY: 64 writable, 64-aligned bytes; the kernel runs `sfence` before returning.
+        unsafe { _mm512_stream_si512(dst.cast(), self) }
+    }
+    #[inline(always)]
+    unsafe fn load_prefix(src: *const u8, n: usize) -> Self {
+        // SAFETY: `n` readable bytes; masked-off lanes are not accessed (no fault, no read).
+        unsafe { _mm512_maskz_loadu_epi8(prefix_mask(n), src.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store_prefix(self, dst: *mut u8, n: usize) {
+        // SAFETY: `n` writable bytes; masked-off lanes are not written.
+        unsafe { _mm512_mask_storeu_epi8(dst.cast(), prefix_mask(n), self) }
+    }
+}
+
+kernels!(pub(crate) static AVX512 = Backend::Avx512, __m512i, "avx512f,avx512bw");

@@ -1,0 +1,85 @@
+//! x86_64: SSE2, AVX2 and AVX-512 registers; `sfence`; `clwb`/`clflushopt`/`clflush`; CPUID.
+
+mod avx2;
+mod avx512;
+mod cpu;
+mod sse2;
+
+pub(crate) use self::cpu::detect;
+use crate::kernel::Kernels;
+use crate::FlushOp;
+
+/// Every backend compiled for x86_64, best last. A CPU supports a prefix of this list (AVX-512
+/// CPUs all have AVX2, and an OS that saves ZMM state saves YMM state).
+pub(crate) static BACKENDS: [&Kernels; 4] = [
+    &super::generic::GENERIC,
+    &sse2::SSE2,
+    &avx2::AVX2,
+    &avx512::AVX512,
+];
+
+/// The cache line size of every x86_64 CPU (CPUID.1:EBX[15:8] * 8 reports it; `Cpu` shows it).
+pub(crate) const STREAM_LINE: usize = 64;
+
+/// Orders every earlier streaming store before any later store. `movnt*` stores are weakly
+/// ordered; without this a release store after the copy could become visible first, which Rust
+/// treats as unsound (rust-lang/rust#114582).
+///
+/// # Safety
+/// None beyond running on x86_64 (SSE is baseline); `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn stream_fence() {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+        } else {
+            // SAFETY: `sfence` is baseline on x86_64.
+            unsafe { core::arch::x86_64::_mm_sfence() }
+        }
+    }
+}
+
+/// Writes back every line holding a byte of `p..p + len` with `op`.
+///
+/// # Safety
+/// `op` must be supported by this CPU; the range must be mapped (a flush of an unmapped line
+/// faults).
+#[inline(always)]
+pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let end = p as usize + len;
+    let mut line = p as usize & !(STREAM_LINE - 1);
+    macro_rules! each_line {
+        ($insn:literal) => {
+            while line < end {
+                // SAFETY: the line holds a destination byte, so it is mapped; the caller
+                // guarantees the instruction exists. No `nomem`: it must stay after the stores.
+                unsafe { core::arch::asm!(concat!($insn, " [{0}]"), in(reg) line, options(nostack, preserves_flags)) };
+                line += STREAM_LINE;
+            }
+        };
+    }
+    match op {
+        #[cfg(not(miri))]
+        FlushOp::Clwb => each_line!("clwb"),
+        #[cfg(not(miri))]
+        FlushOp::Clflushopt => each_line!("clflushopt"),
+        #[cfg(not(miri))]
+        FlushOp::Clflush => each_line!("clflush"),
+        _ => {}
+    }
+}
+
+/// Waits for the write-backs started by `flush_range` (and any streamed stores): `clwb` and
+/// `clflushopt` are ordered only by a fence; `clflush` is ordered with stores but the same
+/// `sfence` is cheap and keeps one path.
+///
+/// # Safety
+/// As [`stream_fence`].
+#[inline(always)]
+pub(crate) unsafe fn flush_fence(_op: FlushOp) {
+    // SAFETY: as `stream_fence`.
+    unsafe { stream_fence() }
+}

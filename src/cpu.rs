@@ -1,0 +1,201 @@
+//! What the CPU was found to have: the facts dispatch and the report use.
+
+use core::fmt;
+
+/// The instruction a [`Mode::FlushCache`](crate::Mode::FlushCache) copy uses to write lines back
+/// to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FlushOp {
+    /// x86 `clwb`: write back, keep the (now clean) line cached. Preferred.
+    Clwb,
+    /// x86 `clflushopt`: write back and evict; weakly ordered, so lines flush in parallel.
+    Clflushopt,
+    /// x86 `clflush`: write back and evict; serialized per line, the slow fallback.
+    Clflush,
+    /// arm64 `dc cvap`: clean to the point of persistence (FEAT_DPB).
+    DcCvap,
+    /// arm64 `dc cvac`: clean to the point of coherency, the fallback without FEAT_DPB.
+    DcCvac,
+    /// No cache-maintenance instruction is available (or it cannot run, as under Miri): a
+    /// flush-cache copy streams what it can and ends with a full fence.
+    Fence,
+}
+
+impl FlushOp {
+    /// The instruction's name as written in assembly.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushOp::Clwb => "clwb",
+            FlushOp::Clflushopt => "clflushopt",
+            FlushOp::Clflush => "clflush",
+            FlushOp::DcCvap => "dc cvap",
+            FlushOp::DcCvac => "dc cvac",
+            FlushOp::Fence => "fence only",
+        }
+    }
+
+    pub(crate) const ALL: [FlushOp; 6] = [
+        FlushOp::Clwb,
+        FlushOp::Clflushopt,
+        FlushOp::Clflush,
+        FlushOp::DcCvap,
+        FlushOp::DcCvac,
+        FlushOp::Fence,
+    ];
+
+    pub(crate) fn index(self) -> u8 {
+        FlushOp::ALL.iter().position(|&op| op == self).unwrap_or(5) as u8
+    }
+}
+
+impl fmt::Display for FlushOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Instruction-set features that matter to copies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Features {
+    /// x86 SSE2 (baseline on x86_64).
+    pub sse2: bool,
+    /// x86 AVX2, with the OS saving YMM state.
+    pub avx2: bool,
+    /// x86 AVX-512 Foundation, with the OS saving ZMM state.
+    pub avx512f: bool,
+    /// x86 AVX-512 Byte/Word (byte-masked moves); the AVX-512 backend needs F and BW.
+    pub avx512bw: bool,
+    /// x86 Enhanced REP MOVSB/STOSB.
+    pub erms: bool,
+    /// x86 Fast Short REP MOVSB.
+    pub fsrm: bool,
+    /// x86 `clflush`.
+    pub clflush: bool,
+    /// x86 `clflushopt`.
+    pub clflushopt: bool,
+    /// x86 `clwb`.
+    pub clwb: bool,
+    /// arm64 Advanced SIMD.
+    pub neon: bool,
+    /// arm64 FEAT_DPB (`dc cvap`).
+    pub dpb: bool,
+}
+
+/// Cache geometry, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Caches {
+    /// Data cache line size (the flush and streaming granularity).
+    pub line: usize,
+    /// Level 1 data cache per core.
+    pub l1d: Option<usize>,
+    /// Level 2 cache per core (or per cluster where shared).
+    pub l2: Option<usize>,
+    /// Last-level (L3) cache, one instance.
+    pub l3: Option<usize>,
+    /// How many logical CPUs share one L3 instance, when reported.
+    pub l3_shared_by: Option<usize>,
+    /// Where the figures came from (e.g. `"cpuid 0x8000001d"`), or `"defaults"`.
+    pub source: &'static str,
+}
+
+/// What was detected about this CPU. See [`cpu`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Cpu {
+    /// Target architecture (`"x86_64"`, `"aarch64"`, ...).
+    pub arch: &'static str,
+    /// Instruction-set features.
+    pub features: Features,
+    /// Cache geometry.
+    pub caches: Caches,
+    /// The instruction flush-cache copies use.
+    pub flush: FlushOp,
+    pub(crate) vendor: Text<16>,
+    pub(crate) brand: Text<48>,
+    /// How many entries of the architecture's backend list (best last) this CPU runs.
+    pub(crate) backends: usize,
+}
+
+impl Cpu {
+    /// The vendor string (`"AuthenticAMD"`, `"GenuineIntel"`, or the arm64 implementer).
+    pub fn vendor(&self) -> &str {
+        self.vendor.as_str()
+    }
+
+    /// The processor's brand string, when the CPU reports one.
+    pub fn brand(&self) -> &str {
+        self.brand.as_str()
+    }
+
+    /// The flush instructions this CPU can execute, preferred first (the first is [`Cpu::flush`]).
+    pub fn flush_ops(&self) -> impl Iterator<Item = FlushOp> + '_ {
+        let f = self.features;
+        FlushOp::ALL.into_iter().filter(move |op| match op {
+            FlushOp::Clwb => f.clwb,
+            FlushOp::Clflushopt => f.clflushopt,
+            FlushOp::Clflush => f.clflush,
+            FlushOp::DcCvap => f.dpb,
+            FlushOp::DcCvac => self.arch == "aarch64",
+            FlushOp::Fence => true,
+        })
+    }
+}
+
+/// A fixed-capacity ASCII string, so `Cpu` stays `Copy` and `no_std`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Text<const N: usize> {
+    bytes: [u8; N],
+    len: u8,
+}
+
+impl<const N: usize> Text<N> {
+    pub(crate) const EMPTY: Self = Text {
+        bytes: [0; N],
+        len: 0,
+    };
+
+    /// Keeps the printable ASCII of `raw`, trimmed, truncated to `N` bytes.
+    pub(crate) fn new(raw: &[u8]) -> Self {
+        let mut t = Self::EMPTY;
+        for &b in raw.iter().filter(|b| b.is_ascii_graphic() || **b == b' ') {
+            if (t.len as usize) < N {
+                t.bytes[t.len as usize] = b;
+                t.len += 1;
+            }
+        }
+        let s = t.as_str();
+        let (start, trimmed) = (s.len() - s.trim_start().len(), s.trim().len());
+        let mut out = Self::EMPTY;
+        out.bytes[..trimmed].copy_from_slice(&t.bytes[start..start + trimmed]);
+        out.len = trimmed as u8;
+        out
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII is ever stored.
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl<const N: usize> fmt::Debug for Text<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// Detects the CPU: features (with the OS state they need), cache geometry and the flush
+/// instruction.
+///
+/// This executes CPUID (a VM exit under virtualization, microseconds each) every call; dispatch
+/// itself detects once and caches what it needs, so call this for reports, not in a loop.
+///
+/// ```
+/// let cpu = cachecopy::cpu();
+/// println!("{} {} line {} B, flush with {}", cpu.vendor(), cpu.brand(), cpu.caches.line, cpu.flush);
+/// ```
+pub fn cpu() -> Cpu {
+    crate::arch::detect()
+}

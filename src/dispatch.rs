@@ -1,0 +1,291 @@
+//! Run-time dispatch: detect once, lock-free, then one indirect call per copy.
+//!
+//! `ACTIVE` starts null; the first call (from any number of racing threads) detects the CPU,
+//! publishes the chosen backend's table with a release store and returns it. Every racer computes
+//! the same answer, so a lost race only repeats detection. Later calls are one acquire load (a
+//! plain `mov` on x86_64), a predicted branch and the indirect call. A table rather than a
+//! function pointer per routine keeps the six entry points of one backend together.
+
+use core::fmt;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+
+use crate::arch;
+use crate::kernel::Kernels;
+use crate::{Cpu, FlushOp};
+
+/// A copy backend: the register set the one algorithm is instantiated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable 64-bit words (x86_64 streams them with `movnti`).
+    Generic,
+    /// x86_64 SSE2, 16-byte registers.
+    Sse2,
+    /// x86_64 AVX2, 32-byte registers.
+    Avx2,
+    /// x86_64 AVX-512 F+BW, 64-byte registers and masked tails.
+    Avx512,
+    /// aarch64 Advanced SIMD.
+    Neon,
+}
+
+impl Backend {
+    /// The backend dispatch picked: the best this CPU runs, unless `CACHECOPY_BACKEND` chose
+    /// another (with `std`).
+    ///
+    /// ```
+    /// assert!(cachecopy::Backend::supported().contains(&cachecopy::Backend::active()));
+    /// ```
+    pub fn active() -> Backend {
+        active().backend
+    }
+
+    /// Every backend this CPU can run, best last.
+    pub fn supported() -> &'static [Backend] {
+        active();
+        &NAMES[..SUPPORTED.load(Ordering::Relaxed)]
+    }
+
+    /// Lower-case name, as accepted by `CACHECOPY_BACKEND`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Generic => "generic",
+            Backend::Sse2 => "sse2",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
+        }
+    }
+
+    /// The backend with this [`name`](Backend::name), if any target knows it.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        [
+            Backend::Generic,
+            Backend::Sse2,
+            Backend::Avx2,
+            Backend::Avx512,
+            Backend::Neon,
+        ]
+        .into_iter()
+        .find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+
+    /// This backend's kernels, if this CPU runs it.
+    pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
+        let n = Backend::supported().len();
+        arch::BACKENDS[..n]
+            .iter()
+            .find(|k| k.backend == self)
+            .copied()
+            .ok_or(Unsupported(Unsupportable::Backend(self)))
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Returned by the `*_with` functions when this CPU cannot run the requested backend or flush
+/// instruction. Nothing was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub(crate) Unsupportable);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unsupportable {
+    Backend(Backend),
+    Flush(FlushOp),
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Unsupportable::Backend(b) => write!(f, "the {b} backend is not supported by this CPU"),
+            Unsupportable::Flush(op) => {
+                write!(f, "the {op} instruction is not supported by this CPU")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Unsupported {}
+
+/// `arch::BACKENDS` by name, so `supported()` can hand out a `'static` slice.
+static NAMES: [Backend; arch::BACKENDS.len()] = {
+    let mut names = [Backend::Generic; arch::BACKENDS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = arch::BACKENDS[i].backend;
+        i += 1;
+    }
+    names
+};
+
+static ACTIVE: AtomicPtr<Kernels> = AtomicPtr::new(ptr::null_mut());
+static SUPPORTED: AtomicUsize = AtomicUsize::new(1);
+static FLUSH: AtomicU8 = AtomicU8::new(0);
+static FLUSH_SUPPORTED: AtomicU8 = AtomicU8::new(0);
+const UNSET: usize = usize::MAX;
+static COPY_NT: AtomicUsize = AtomicUsize::new(UNSET);
+static FILL_NT: AtomicUsize = AtomicUsize::new(UNSET);
+
+/// The active backend's table, detecting on first use.
+#[inline(always)]
+pub(crate) fn active() -> &'static Kernels {
+    let p = ACTIVE.load(Ordering::Acquire);
+    if p.is_null() {
+        init()
+    } else {
+        // SAFETY: only ever set to a `&'static Kernels`.
+        unsafe { &*p }
+    }
+}
+
+/// The flush instruction flush-cache copies use.
+#[inline(always)]
+pub(crate) fn flush_op() -> FlushOp {
+    active();
+    FlushOp::ALL[FLUSH.load(Ordering::Relaxed) as usize]
+}
+
+/// Whether this CPU executes `op`.
+pub(crate) fn flush_supported(op: FlushOp) -> bool {
+    active();
+    FLUSH_SUPPORTED.load(Ordering::Relaxed) & (1 << op.index()) != 0
+}
+
+#[cold]
+#[inline(never)]
+fn init() -> &'static Kernels {
+    let cpu = arch::detect();
+    let n = cpu.backends.clamp(1, arch::BACKENDS.len());
+    SUPPORTED.store(n, Ordering::Relaxed);
+    FLUSH.store(cpu.flush.index(), Ordering::Relaxed);
+    let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
+    FLUSH_SUPPORTED.store(mask, Ordering::Relaxed);
+    let (copy_nt, fill_nt) = env_thresholds().unwrap_or_else(|| default_thresholds(&cpu));
+    let _ = COPY_NT.compare_exchange(UNSET, copy_nt, Ordering::Relaxed, Ordering::Relaxed);
+    let _ = FILL_NT.compare_exchange(UNSET, fill_nt, Ordering::Relaxed, Ordering::Relaxed);
+    let best = arch::BACKENDS[n - 1];
+    let chosen = env_backend(&arch::BACKENDS[..n]).unwrap_or(best);
+    ACTIVE.store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
+    chosen
+}
+
+/// The NT thresholds `Auto` uses when nothing overrides them, from the detected caches.
+///
+/// Copy: `Auto` streams once the copy is large enough that ordinary stores would push out more
+/// than a core's fair share of the last-level cache: half the L3 slice of one core pair plus the
+/// core's own L2, i.e. `l2 + l3 / shared_by`, at least 1 MiB. On this project's Zen3 VM (512 KiB
+/// L2, 32 MiB L3 shared by 16) that is 2.5 MiB. Below it the destination is likely still cached
+/// when it is next read, and temporal stores win; above it the copy evicts more than it leaves
+/// useful. Without cache figures: 4 MiB.
+///
+/// Fill: the same rule, since a fill has the same destination stream and no source stream.
+pub(crate) fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
+    const FALLBACK: usize = 4 << 20;
+    let c = &cpu.caches;
+    let copy = match (c.l2, c.l3) {
+        (Some(l2), Some(l3)) => l2 + l3 / c.l3_shared_by.unwrap_or(1).max(1),
+        (Some(l2), None) => 2 * l2,
+        _ => FALLBACK,
+    }
+    .max(1 << 20);
+    (copy, copy)
+}
+
+/// `CACHECOPY_NT_THRESHOLD=bytes` (std): overrides the copy and fill thresholds.
+fn env_thresholds() -> Option<(usize, usize)> {
+    #[cfg(feature = "std")]
+    {
+        let v = std::env::var("CACHECOPY_NT_THRESHOLD").ok()?;
+        match v.trim().parse::<usize>() {
+            Ok(n) => return Some((n, n)),
+            Err(_) => warn_once(format_args!(
+                "cachecopy: ignoring CACHECOPY_NT_THRESHOLD={v:?}: not a byte count"
+            )),
+        }
+    }
+    None
+}
+
+/// `CACHECOPY_BACKEND=name` (std): forces a backend this CPU supports.
+fn env_backend(supported: &[&'static Kernels]) -> Option<&'static Kernels> {
+    #[cfg(feature = "std")]
+    {
+        let v = std::env::var("CACHECOPY_BACKEND").ok()?;
+        let found = Backend::from_name(v.trim())
+            .and_then(|b| supported.iter().find(|k| k.backend == b).copied());
+        if found.is_none() {
+            let best = supported[supported.len() - 1].backend;
+            warn_once(format_args!(
+                "cachecopy: ignoring CACHECOPY_BACKEND={v:?}: not a backend this CPU supports \
+                 ({}); using {best}",
+                SupportedList(supported)
+            ));
+        }
+        return found;
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        let _ = supported;
+        None
+    }
+}
+
+#[cfg(feature = "std")]
+struct SupportedList<'a>(&'a [&'static Kernels]);
+
+#[cfg(feature = "std")]
+impl fmt::Display for SupportedList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, k) in self.0.iter().enumerate() {
+            write!(f, "{}{}", if i > 0 { ", " } else { "" }, k.backend)?;
+        }
+        Ok(())
+    }
+}
+
+/// Prints one line on stderr, once per process, however many threads race detection.
+#[cfg(feature = "std")]
+fn warn_once(msg: fmt::Arguments<'_>) {
+    use core::sync::atomic::AtomicBool;
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        std::eprintln!("{msg}");
+    }
+}
+
+/// The size from which [`Mode::Auto`](crate::Mode::Auto) copies stream.
+///
+/// Set from the detected caches (see the crate docs for the formula), from
+/// `CACHECOPY_NT_THRESHOLD=bytes` (with `std`), or by [`set_nt_threshold`].
+///
+/// ```
+/// assert!(cachecopy::nt_threshold() >= 1 << 20);
+/// ```
+pub fn nt_threshold() -> usize {
+    active();
+    COPY_NT.load(Ordering::Relaxed)
+}
+
+/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) copies stream, for the whole
+/// process. `0` streams every `Auto` copy; `usize::MAX` never does.
+pub fn set_nt_threshold(bytes: usize) {
+    active();
+    COPY_NT.store(bytes, Ordering::Relaxed);
+}
+
+/// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream (see [`nt_threshold`]).
+pub fn fill_nt_threshold() -> usize {
+    active();
+    FILL_NT.load(Ordering::Relaxed)
+}
+
+/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) fills stream.
+pub fn set_fill_nt_threshold(bytes: usize) {
+    active();
+    FILL_NT.store(bytes, Ordering::Relaxed);
+}

@@ -1,0 +1,347 @@
+//! The one copy/fill algorithm, generic over the register ([`Vector`]), the byte source
+//! ([`Source`]: memory for copies, a splatted byte for fills) and the store kind (one function per
+//! cache mode).
+//!
+//! Shape, for a register of `W` bytes:
+//! - `len < 16`: two overlapping scalar moves (8, 4, 2 or 1 bytes), no byte loop;
+//! - `len <= 2W`: two overlapping moves of the widest register that fits (AVX-512: one masked
+//!   move below 64 bytes);
+//! - `len <= 4W`: four overlapping registers;
+//! - larger: the first register unaligned, a body of `4W` per iteration with the destination
+//!   aligned, then the last `4W` bytes as four overlapping registers.
+//!
+//! Streaming (non-temporal) copies write the partial lines at either end with ordinary stores and
+//! every whole [`STREAM_LINE`] in between with streaming stores, so no line is ever written by both
+//! kinds (a line written both ways costs ~370 ns per call on Zen3). Every moves stays inside
+//! `dst..dst + len` and `src..src + len`: the overlap tricks re-read and re-write bytes of the
+//! buffers themselves, never bytes beyond them.
+
+use crate::arch::{self, STREAM_LINE};
+use crate::vector::{Scalar, Vector};
+use crate::{Backend, FlushOp};
+
+/// Where the bytes come from: memory (copy) or one repeated byte (fill).
+pub(crate) trait Source: Copy {
+    /// # Safety
+    /// `off..off + V::BYTES` must be inside the source.
+    unsafe fn vector<V: Vector>(self, off: usize) -> V;
+    /// # Safety
+    /// `V::MASKED`, and `off..off + n` inside the source.
+    unsafe fn prefix<V: Vector>(self, off: usize, n: usize) -> V;
+    /// # Safety
+    /// `off..off + T::BYTES` must be inside the source.
+    unsafe fn scalar<T: Scalar>(self, off: usize) -> T;
+    /// The source advanced by `off` bytes.
+    ///
+    /// # Safety
+    /// `off` is within the source.
+    unsafe fn skip(self, off: usize) -> Self;
+}
+
+/// Bytes read from memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Mem(pub(crate) *const u8);
+
+/// One byte, repeated.
+#[derive(Clone, Copy)]
+pub(crate) struct Splat(pub(crate) u8);
+
+impl Source for Mem {
+    #[inline(always)]
+    unsafe fn vector<V: Vector>(self, off: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load(self.0.add(off)) }
+    }
+    #[inline(always)]
+    unsafe fn prefix<V: Vector>(self, off: usize, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_prefix(self.0.add(off), n) }
+    }
+    #[inline(always)]
+    unsafe fn scalar<T: Scalar>(self, off: usize) -> T {
+        // SAFETY: forwarded contract; `read_unaligned` has no alignment requirement.
+        unsafe { self.0.add(off).cast::<T>().read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn skip(self, off: usize) -> Self {
+        // SAFETY: forwarded contract.
+        Mem(unsafe { self.0.add(off) })
+    }
+}
+
+impl Source for Splat {
+    #[inline(always)]
+    unsafe fn vector<V: Vector>(self, _off: usize) -> V {
+        // SAFETY: called only inside the backend's own entry point.
+        unsafe { V::splat(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn prefix<V: Vector>(self, _off: usize, _n: usize) -> V {
+        // SAFETY: as above.
+        unsafe { V::splat(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn scalar<T: Scalar>(self, _off: usize) -> T {
+        T::splat(self.0)
+    }
+    #[inline(always)]
+    unsafe fn skip(self, _off: usize) -> Self {
+        self
+    }
+}
+
+/// Stores `T` at `dst + off`, unaligned.
+///
+/// # Safety
+/// `dst + off .. dst + off + T::BYTES` writable.
+#[inline(always)]
+unsafe fn put<T: Scalar>(dst: *mut u8, off: usize, v: T) {
+    // SAFETY: forwarded contract.
+    unsafe { dst.add(off).cast::<T>().write_unaligned(v) }
+}
+
+/// `T::BYTES <= len <= 2 * T::BYTES`: the first and last `T` of the range.
+#[inline(always)]
+unsafe fn scalar_pair<T: Scalar, S: Source>(dst: *mut u8, src: S, len: usize) {
+    // SAFETY: both moves lie in `0..len` because `T::BYTES <= len`.
+    unsafe {
+        let (a, b) = (src.scalar::<T>(0), src.scalar::<T>(len - T::BYTES));
+        put(dst, 0, a);
+        put(dst, len - T::BYTES, b);
+    }
+}
+
+/// `V::BYTES <= len <= 2 * V::BYTES`: the first and last register of the range.
+#[inline(always)]
+unsafe fn vector_pair<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+    // SAFETY: both moves lie in `0..len` because `V::BYTES <= len`.
+    unsafe {
+        let (a, b) = (src.vector::<V>(0), src.vector::<V>(len - V::BYTES));
+        a.store(dst);
+        b.store(dst.add(len - V::BYTES));
+    }
+}
+
+/// `len <= 2 * V::BYTES`.
+///
+/// # Safety
+/// `dst..dst + len` writable, the source readable for `len` bytes, backend supported.
+#[inline(always)]
+unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+    // SAFETY (whole body): every branch only moves bytes in `0..len`.
+    unsafe {
+        if len >= V::BYTES {
+            vector_pair::<V, S>(dst, src, len);
+        } else if V::MASKED {
+            if len != 0 {
+                src.prefix::<V>(0, len).store_prefix(dst, len);
+            }
+        } else if V::BYTES <= 16 {
+            // Below 16 bytes: overlapping scalars.
+            if len >= 8 {
+                scalar_pair::<u64, S>(dst, src, len);
+            } else if len >= 4 {
+                scalar_pair::<u32, S>(dst, src, len);
+            } else if len >= 2 {
+                scalar_pair::<u16, S>(dst, src, len);
+            } else if len == 1 {
+                put(dst, 0, src.scalar::<u8>(0));
+            }
+        } else {
+            small::<V::Half, S>(dst, src, len);
+        }
+    }
+}
+
+/// Any length, ordinary (temporal) stores.
+///
+/// # Safety
+/// `dst..dst + len` writable and not overlapping the source; the source readable for `len` bytes;
+/// the backend's features present.
+#[inline(always)]
+pub(crate) unsafe fn temporal<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+    let w = V::BYTES;
+    // SAFETY (whole body): each move is inside `0..len`, as argued per branch.
+    unsafe {
+        if len <= 2 * w {
+            small::<V, S>(dst, src, len);
+        } else if len <= 4 * w {
+            // Four registers: 0, w, len-2w, len-w; all inside since 2w < len.
+            let a = src.vector::<V>(0);
+            let b = src.vector::<V>(w);
+            let c = src.vector::<V>(len - 2 * w);
+            let d = src.vector::<V>(len - w);
+            a.store(dst);
+            b.store(dst.add(w));
+            c.store(dst.add(len - 2 * w));
+            d.store(dst.add(len - w));
+        } else {
+            // The first register unaligned; then from the first aligned address after it, 4w per
+            // iteration while a whole block fits before the last 4w bytes; then those 4w bytes.
+            let first = src.vector::<V>(0);
+            let last = len - 4 * w;
+            let mut off = w - (dst as usize & (w - 1)); // 1..=w: the first aligned offset past 0
+            while off < last {
+                let a = src.vector::<V>(off);
+                let b = src.vector::<V>(off + w);
+                let c = src.vector::<V>(off + 2 * w);
+                let d = src.vector::<V>(off + 3 * w);
+                a.store_aligned(dst.add(off));
+                b.store_aligned(dst.add(off + w));
+                c.store_aligned(dst.add(off + 2 * w));
+                d.store_aligned(dst.add(off + 3 * w));
+                off += 4 * w;
+            }
+            // `off >= last` now, so `last..len` covers what the loop left.
+            let a = src.vector::<V>(last);
+            let b = src.vector::<V>(last + w);
+            let c = src.vector::<V>(last + 2 * w);
+            let d = src.vector::<V>(last + 3 * w);
+            first.store(dst);
+            a.store(dst.add(last));
+            b.store(dst.add(last + w));
+            c.store(dst.add(last + 2 * w));
+            d.store(dst.add(last + 3 * w));
+        }
+    }
+}
+
+/// Below this many bytes a streaming copy is done with ordinary stores: a streamed store plus the
+/// fence costs ~140 ns on Zen3, and streaming loses to cached stores below about 1 KiB even for a
+/// cold destination (benches/copy.rs). It is at least two lines so that every streamed copy has a
+/// body.
+pub(crate) const STREAM_MIN: usize = 1024;
+const _: () = assert!(STREAM_MIN >= 2 * STREAM_LINE);
+
+/// Streams the whole lines of `dst..dst + len` and writes the partial lines at both ends with
+/// ordinary stores. Returns `(head, body_end)`: the streamed bytes are `head..body_end`. No fence.
+///
+/// # Safety
+/// As [`temporal`], and `len >= 2 * STREAM_LINE`. The caller fences before returning.
+#[inline(always)]
+unsafe fn stream<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) -> (usize, usize) {
+    let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
+    let body_end = head + ((len - head) & !(STREAM_LINE - 1));
+    // SAFETY: `head < STREAM_LINE <= len` and `body_end <= len`; every streamed register is
+    // `V::BYTES`-aligned because `dst + head` is line-aligned and `V::BYTES` divides the line.
+    unsafe {
+        temporal::<V, S>(dst, src, head);
+        let mut off = head;
+        while off < body_end {
+            let mut i = 0;
+            while i < STREAM_LINE {
+                src.vector::<V>(off + i).stream(dst.add(off + i));
+                i += V::BYTES;
+            }
+            off += STREAM_LINE;
+        }
+        temporal::<V, S>(dst.add(body_end), src.skip(body_end), len - body_end);
+    }
+    (head, body_end)
+}
+
+/// Streaming stores for whole lines, then the store fence.
+///
+/// # Safety
+/// As [`temporal`].
+#[inline(always)]
+pub(crate) unsafe fn nontemporal<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+    // SAFETY: forwarded contract; the fence follows every streamed store.
+    unsafe {
+        if len < STREAM_MIN {
+            temporal::<V, S>(dst, src, len);
+        } else {
+            stream::<V, S>(dst, src, len);
+            arch::stream_fence();
+        }
+    }
+}
+
+/// Leaves every destination byte written back to memory: streamed body, then the flush
+/// instruction on the lines written with ordinary stores (on all lines where streaming is only a
+/// hint), then the completion fence.
+///
+/// # Safety
+/// As [`temporal`], and `op` supported by this CPU.
+#[inline(always)]
+pub(crate) unsafe fn flush_cache<V: Vector, S: Source>(
+    dst: *mut u8,
+    src: S,
+    len: usize,
+    op: FlushOp,
+) {
+    // SAFETY: forwarded contract; flushing only names lines that hold destination bytes.
+    unsafe {
+        if len < STREAM_MIN {
+            temporal::<V, S>(dst, src, len);
+            arch::flush_range(op, dst, len);
+        } else {
+            let (head, body_end) = stream::<V, S>(dst, src, len);
+            if V::STREAM_BYPASSES_CACHE {
+                arch::flush_range(op, dst, head);
+                arch::flush_range(op, dst.add(body_end), len - body_end);
+            } else {
+                arch::flush_range(op, dst, len);
+            }
+        }
+        arch::flush_fence(op);
+    }
+}
+
+/// One backend's entry points, one per store kind, for copy and fill.
+pub(crate) struct Kernels {
+    pub(crate) backend: Backend,
+    pub(crate) copy_temporal: unsafe fn(*mut u8, *const u8, usize),
+    pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
+    pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
+    pub(crate) fill_temporal: unsafe fn(*mut u8, u8, usize),
+    pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
+    pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
+}
+
+/// Instantiates the algorithm for one register type inside `#[target_feature]` entry points and
+/// names the table: `kernels!(pub(crate) static AVX2 = Backend::Avx2, __m256i, "avx2");`.
+macro_rules! kernels {
+    ($vis:vis static $name:ident = $backend:expr, $v:ty $(, $feature:literal)?) => {
+        $vis static $name: $crate::kernel::Kernels = {
+            use $crate::kernel::{flush_cache, nontemporal, temporal, Kernels, Mem, Splat};
+            use $crate::FlushOp;
+            // SAFETY (all six): the dispatcher hands these out only when the CPU has the
+            // features; the caller upholds the range contract of `copy_raw`/`fill_raw`.
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn copy_t(d: *mut u8, s: *const u8, n: usize) {
+                unsafe { temporal::<$v, Mem>(d, Mem(s), n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn copy_nt(d: *mut u8, s: *const u8, n: usize) {
+                unsafe { nontemporal::<$v, Mem>(d, Mem(s), n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) {
+                unsafe { flush_cache::<$v, Mem>(d, Mem(s), n, op) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn fill_t(d: *mut u8, b: u8, n: usize) {
+                unsafe { temporal::<$v, Splat>(d, Splat(b), n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn fill_nt(d: *mut u8, b: u8, n: usize) {
+                unsafe { nontemporal::<$v, Splat>(d, Splat(b), n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn fill_fc(d: *mut u8, b: u8, n: usize, op: FlushOp) {
+                unsafe { flush_cache::<$v, Splat>(d, Splat(b), n, op) }
+            }
+            Kernels {
+                backend: $backend,
+                copy_temporal: copy_t,
+                copy_nontemporal: copy_nt,
+                copy_flush: copy_fc,
+                fill_temporal: fill_t,
+                fill_nontemporal: fill_nt,
+                fill_flush: fill_fc,
+            }
+        };
+    };
+}
+pub(crate) use kernels;

@@ -1,0 +1,319 @@
+//! Copy and fill primitives with a cache policy chosen per call, for network stacks, allocators
+//! and storage engines.
+//!
+//! ```
+//! use cachecopy::{copy, Mode};
+//!
+//! let src = vec![7u8; 1 << 20];
+//! let mut dst = vec![0u8; 1 << 20];
+//! // A transmit copy the CPU will not read again: stream it past the cache.
+//! copy(&mut dst, &src, Mode::NonTemporal);
+//! assert_eq!(dst, src);
+//! ```
+//!
+//! # Modes
+//! - [`Mode::Temporal`]: `memcpy`. Small sizes with overlapping moves, a vector body.
+//! - [`Mode::NonTemporal`]: whole destination lines written with streaming stores
+//!   (`movntdq`, `vmovntdq`, `movnti`, `stnp`), the partial lines at the ends with ordinary
+//!   stores (never one line both ways), a store fence before returning. Below 1 KiB it is a
+//!   temporal copy, so passing it is never a trap.
+//! - [`Mode::FlushCache`]: on return every destination byte has been written back to memory
+//!   (persistent memory, DMA, another agent): streamed body, `clwb`/`clflushopt`/`clflush` (or
+//!   `dc cvap`/`dc cvac`) of the lines written with ordinary stores, then the fence.
+//! - [`Mode::Auto`]: `NonTemporal` from [`nt_threshold`] bytes up, `Temporal` below.
+//!
+//! # Dispatch
+//! The first call detects the CPU (CPUID and XGETBV without `std`, `std_detect` with it) and
+//! picks the best [`Backend`]; every later call is one indirect call. With `std`,
+//! `CACHECOPY_BACKEND=generic|sse2|avx2|avx512|neon` forces a backend and
+//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` threshold.
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+#[path = "../arch/mod.rs"]
+mod arch;
+mod cpu;
+mod dispatch;
+mod kernel;
+mod vector;
+
+pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};
+pub use dispatch::{
+    fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold, Backend, Unsupported,
+};
+
+use dispatch::Unsupportable;
+use kernel::Kernels;
+
+/// The cache policy of one copy or fill.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Ordinary stores: the destination ends up in cache. Use when it is read soon.
+    #[default]
+    Temporal,
+    /// Streaming stores that bypass the cache for whole lines, then a store fence. Use when the
+    /// CPU will not read the destination again soon (transmit buffers, large moves).
+    NonTemporal,
+    /// Like `NonTemporal`, and every destination line is written back to memory before return.
+    /// Use for persistent memory and for buffers another agent reads from memory.
+    FlushCache,
+    /// `NonTemporal` from [`nt_threshold`] (copies) or [`fill_nt_threshold`] (fills) bytes up,
+    /// `Temporal` below.
+    Auto,
+}
+
+/// How one call stores, once `Auto` is resolved.
+#[derive(Clone, Copy)]
+enum Store {
+    Temporal,
+    NonTemporal,
+    Flush(FlushOp),
+}
+
+impl Mode {
+    #[inline(always)]
+    fn store(self, len: usize, threshold: fn() -> usize) -> Store {
+        match self {
+            Mode::Temporal => Store::Temporal,
+            Mode::NonTemporal => Store::NonTemporal,
+            Mode::FlushCache => Store::Flush(dispatch::flush_op()),
+            Mode::Auto if len >= threshold() => Store::NonTemporal,
+            Mode::Auto => Store::Temporal,
+        }
+    }
+}
+
+/// # Safety
+/// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
+#[inline(always)]
+unsafe fn copy_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match store {
+            Store::Temporal => (k.copy_temporal)(dst, src, len),
+            Store::NonTemporal => (k.copy_nontemporal)(dst, src, len),
+            Store::Flush(op) => (k.copy_flush)(dst, src, len, op),
+        }
+    }
+}
+
+/// # Safety
+/// `fill_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
+#[inline(always)]
+unsafe fn fill_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match store {
+            Store::Temporal => (k.fill_temporal)(dst, byte, len),
+            Store::NonTemporal => (k.fill_nontemporal)(dst, byte, len),
+            Store::Flush(op) => (k.fill_flush)(dst, byte, len, op),
+        }
+    }
+}
+
+#[cold]
+#[track_caller]
+fn len_mismatch(what: &str, dst: usize, src: usize) -> ! {
+    panic!("cachecopy::{what}: source length ({src}) does not match destination length ({dst})")
+}
+
+/// Copies `src` into `dst` with the cache policy `mode`, on the active [`Backend`].
+///
+/// # Panics
+/// When the lengths differ, with a message naming both (like `copy_from_slice`); nothing is
+/// written then.
+///
+/// ```
+/// let mut dst = [0u8; 5];
+/// cachecopy::copy(&mut dst, b"hello", cachecopy::Mode::Auto);
+/// assert_eq!(&dst, b"hello");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
+    if dst.len() != src.len() {
+        len_mismatch("copy", dst.len(), src.len());
+    }
+    // SAFETY: two live slices of equal length; `&mut` cannot overlap `&`.
+    unsafe { copy_raw(dst.as_mut_ptr(), src.as_ptr(), src.len(), mode) }
+}
+
+/// Copies `len` bytes from `src` to `dst` with the cache policy `mode`.
+///
+/// # Safety
+/// - `src` must be valid for reads and `dst` valid for writes of `len` bytes, each within one
+///   allocated object (so `len <= isize::MAX`);
+/// - the two ranges must not overlap;
+/// - no other thread may access `dst..dst + len` during the call;
+/// - when `len == 0` nothing is accessed and any pointers, even null or dangling, are allowed.
+///
+/// Alignment is never required.
+#[inline]
+pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory in
+    // any kernel (every move lies inside `0..len`).
+    unsafe { copy_on(k, dst, src, len, mode.store(len, nt_threshold)) }
+}
+
+/// Copies with exactly `backend`, whatever dispatch picked (for tests, benchmarks and
+/// comparisons).
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend`; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+///
+/// ```
+/// use cachecopy::{copy_with, Backend, Mode};
+/// let mut dst = [0u8; 3];
+/// copy_with(Backend::Generic, &mut dst, b"abc", Mode::NonTemporal).unwrap();
+/// assert_eq!(&dst, b"abc");
+/// ```
+#[track_caller]
+pub fn copy_with(
+    backend: Backend,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch("copy_with", dst.len(), src.len());
+    }
+    let k = backend.kernels()?;
+    // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            mode.store(src.len(), nt_threshold),
+        )
+    };
+    Ok(())
+}
+
+/// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
+/// compare the instructions a CPU offers: see [`Cpu::flush_ops`]).
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend` or `op`; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+#[track_caller]
+pub fn copy_with_flush(
+    backend: Backend,
+    op: FlushOp,
+    dst: &mut [u8],
+    src: &[u8],
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch("copy_with_flush", dst.len(), src.len());
+    }
+    let k = backend.kernels()?;
+    if !dispatch::flush_supported(op) {
+        return Err(Unsupported(Unsupportable::Flush(op)));
+    }
+    // SAFETY: as `copy_with`, and `op` runs on this CPU.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            Store::Flush(op),
+        )
+    };
+    Ok(())
+}
+
+/// Sets every byte of `dst` to `byte` with the cache policy `mode` (for `Auto`, against
+/// [`fill_nt_threshold`]).
+///
+/// ```
+/// let mut page = vec![1u8; 4096];
+/// cachecopy::fill(&mut page, 0xa5, cachecopy::Mode::NonTemporal);
+/// assert!(page.iter().all(|&b| b == 0xa5));
+/// ```
+#[inline]
+pub fn fill(dst: &mut [u8], byte: u8, mode: Mode) {
+    // SAFETY: a live slice.
+    unsafe { fill_raw(dst.as_mut_ptr(), byte, dst.len(), mode) }
+}
+
+/// Zeroes `dst` with the cache policy `mode`: [`fill`] with `0`.
+///
+/// ```
+/// let mut block = vec![9u8; 1 << 20];
+/// cachecopy::zero(&mut block, cachecopy::Mode::Auto);
+/// assert!(block.iter().all(|&b| b == 0));
+/// ```
+#[inline]
+pub fn zero(dst: &mut [u8], mode: Mode) {
+    fill(dst, 0, mode)
+}
+
+/// Sets `len` bytes at `dst` to `byte` with the cache policy `mode`.
+///
+/// # Safety
+/// - `dst` must be valid for writes of `len` bytes within one allocated object;
+/// - no other thread may access the range during the call;
+/// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
+#[inline]
+pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract.
+    unsafe { fill_on(k, dst, byte, len, mode.store(len, fill_nt_threshold)) }
+}
+
+/// Fills with exactly `backend`.
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend`; nothing is written then.
+pub fn fill_with(
+    backend: Backend,
+    dst: &mut [u8],
+    byte: u8,
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    let k = backend.kernels()?;
+    // SAFETY: a live slice; `k` runs on this CPU.
+    unsafe {
+        fill_on(
+            k,
+            dst.as_mut_ptr(),
+            byte,
+            dst.len(),
+            mode.store(dst.len(), fill_nt_threshold),
+        )
+    };
+    Ok(())
+}
+
+/// A [`Mode::FlushCache`] fill with exactly `backend` and flush instruction `op`.
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend` or `op`; nothing is written then.
+pub fn fill_with_flush(
+    backend: Backend,
+    op: FlushOp,
+    dst: &mut [u8],
+    byte: u8,
+) -> Result<(), Unsupported> {
+    let k = backend.kernels()?;
+    if !dispatch::flush_supported(op) {
+        return Err(Unsupported(Unsupportable::Flush(op)));
+    }
+    // SAFETY: a live slice; `k` and `op` run on this CPU.
+    unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), Store::Flush(op)) };
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The one interface every ISA leaf implements.
+//!
+//! The copy and fill algorithm in [`crate::kernel`] is written once against [`Vector`]; SSE2,
+//! AVX2, AVX-512, NEON and the portable word backend only say how to load, store and stream one
+//! register. Everything is `#[inline(always)]` so that, once instantiated inside a
+//! `#[target_feature]` entry point, the intrinsics inline into straight-line vector code.
+
+/// One SIMD register (or machine word) worth of bytes.
+///
+/// # Safety (for implementors)
+///
+/// `BYTES` must be the exact number of bytes `load`/`store`/`stream` touch, and must be a power of
+/// two no larger than [`crate::arch::STREAM_LINE`]. `Half` must be a vector of `BYTES / 2` bytes
+/// (or `Self` for the narrowest word, `BYTES == 8`).
+pub(crate) unsafe trait Vector: Copy {
+    /// Register width in bytes.
+    const BYTES: usize;
+    /// Whether a streaming store leaves the line out of every cache once fenced (x86 `movnt*`:
+    /// yes; arm64 `stnp` is only a hint, so flush-cache copies must still clean streamed lines).
+    const STREAM_BYPASSES_CACHE: bool;
+    /// Whether `load_prefix`/`store_prefix` are real (AVX-512 masked moves).
+    const MASKED: bool = false;
+
+    /// The vector of half this width, used for the small-size cascade.
+    type Half: Vector;
+
+    /// Loads `BYTES` bytes from `src`, which need not be aligned.
+    ///
+    /// # Safety
+    /// `src..src + BYTES` must be readable.
+    unsafe fn load(src: *const u8) -> Self;
+
+    /// A vector with every byte equal to `byte`.
+    ///
+    /// # Safety
+    /// The CPU must support this backend (always true inside its `#[target_feature]` entry).
+    unsafe fn splat(byte: u8) -> Self;
+
+    /// Stores to `dst`, which need not be aligned.
+    ///
+    /// # Safety
+    /// `dst..dst + BYTES` must be writable.
+    unsafe fn store(self, dst: *mut u8);
+
+    /// Stores to `dst`, which is aligned to `BYTES`.
+    ///
+    /// # Safety
+    /// As [`Vector::store`], and `dst` must be `BYTES`-aligned.
+    #[inline(always)]
+    unsafe fn store_aligned(self, dst: *mut u8) {
+        // SAFETY: the caller upholds `store`'s contract, which is weaker.
+        unsafe { self.store(dst) }
+    }
+
+    /// A streaming (non-temporal) store to `BYTES`-aligned `dst`. The caller fences before
+    /// returning to safe code.
+    ///
+    /// # Safety
+    /// As [`Vector::store_aligned`], and a store fence ([`crate::arch::stream_fence`]) must run
+    /// before any other thread may read the bytes or the copy returns.
+    unsafe fn stream(self, dst: *mut u8);
+
+    /// Loads the first `n < BYTES` bytes from `src` (the rest zero) without touching `src + n..`.
+    ///
+    /// # Safety
+    /// Only called when `MASKED`; `src..src + n` readable.
+    #[inline(always)]
+    unsafe fn load_prefix(_src: *const u8, _n: usize) -> Self {
+        unreachable!("load_prefix on a vector without masked moves")
+    }
+
+    /// Stores the first `n < BYTES` bytes to `dst` without touching `dst + n..`.
+    ///
+    /// # Safety
+    /// Only called when `MASKED`; `dst..dst + n` writable.
+    #[inline(always)]
+    unsafe fn store_prefix(self, _dst: *mut u8, _n: usize) {
+        unreachable!("store_prefix on a vector without masked moves")
+    }
+}
+
+/// Scalars used below 16 bytes, where a vector would be wider than the data.
+pub(crate) trait Scalar: Copy {
+    const BYTES: usize;
+    fn splat(byte: u8) -> Self;
+}
+
+macro_rules! scalar {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            const BYTES: usize = core::mem::size_of::<$t>();
+            #[inline(always)]
+            fn splat(byte: u8) -> Self {
+                <$t>::from_ne_bytes([byte; core::mem::size_of::<$t>()])
+            }
+        }
+    )*};
+}
+scalar!(u8, u16, u32, u64);
