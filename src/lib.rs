@@ -41,6 +41,7 @@ mod arch;
 mod cpu;
 mod dispatch;
 mod kernel;
+pub mod page;
 mod vector;
 
 pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};

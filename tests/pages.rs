@@ -1,0 +1,440 @@
+//! Pages, compound lookups and the frag builder, against a naive one-lookup-per-page model.
+
+use cachecopy::page::{
+    page_size, AlignedBlocks, BasePages, Compound, CompoundLookup, Frag, FragBuilder, FragStats,
+    Frags, LookupError, Page, PageLink, PageTable, MAX_SKB_FRAGS,
+};
+use quickcheck::{Arbitrary, Gen};
+use quickcheck_macros::quickcheck;
+
+const MIB2: usize = 2 << 20;
+
+/// What a build produced: frags, reference batches, bytes, and the stats.
+#[derive(Debug, PartialEq)]
+struct Out {
+    frags: Vec<Frag>,
+    batches: Vec<(Page, usize)>,
+    result: Result<usize, cachecopy::page::FragError>,
+}
+
+fn build<L: CompoundLookup, const N: usize>(
+    lookup: L,
+    cache: bool,
+    ranges: &[(usize, usize)],
+) -> (Out, FragStats) {
+    let mut b = FragBuilder::new(lookup).cache_heads(cache);
+    let mut frags = Frags::<N>::new();
+    let mut batches = Vec::new();
+    let result = b.build_ranges(ranges.iter().copied(), &mut frags, |h, n| {
+        batches.push((h, n))
+    });
+    let out = Out {
+        frags: frags.to_vec(),
+        batches,
+        result,
+    };
+    (out, b.stats())
+}
+
+/// The model: one lookup per base page, written plainly.
+fn naive<L: CompoundLookup>(lookup: &L, max: usize, ranges: &[(usize, usize)]) -> (Out, usize) {
+    let ps = page_size();
+    let (mut frags, mut batches, mut lookups, mut built) = (Vec::<Frag>::new(), Vec::new(), 0, 0);
+    let mut error = None;
+    'outer: for &(addr, len) in ranges {
+        let mut a = addr;
+        while a < addr + len {
+            let n = (ps - a % ps).min(addr + len - a);
+            lookups += 1;
+            let c = match lookup.compound(Page::containing(a)) {
+                Ok(c) => c,
+                Err(e) => {
+                    error = Some(e);
+                    break 'outer;
+                }
+            };
+            let off = a - c.head().addr();
+            let full = frags.len() == max;
+            match frags.last_mut() {
+                Some(f) if f.head == c.head() && f.offset + f.len == off => f.len += n,
+                _ if full => break 'outer,
+                _ => frags.push(Frag {
+                    head: c.head(),
+                    offset: off,
+                    len: n,
+                }),
+            }
+            match batches.last_mut() {
+                Some((h, k)) if *h == c.head() => *k += 1,
+                _ => batches.push((c.head(), 1)),
+            }
+            built += n;
+            a += n;
+        }
+    }
+    let result = match error {
+        None => Ok(built),
+        Some(cause) => Err(cachecopy::page::FragError { built, cause }),
+    };
+    (
+        Out {
+            frags,
+            batches,
+            result,
+        },
+        lookups,
+    )
+}
+
+#[test]
+fn two_huge_pages_two_lookups() {
+    // The seed's case: a 180 KiB skb straddling two 2 MiB pages.
+    let start = 7 * MIB2 - (60 << 10);
+    let (out, stats) = build::<_, MAX_SKB_FRAGS>(
+        AlignedBlocks::of_size(MIB2).unwrap(),
+        true,
+        &[(start, 180 << 10)],
+    );
+    assert_eq!(stats.lookups, 2);
+    assert_eq!(out.result, Ok(180 << 10));
+    let h0 = Page::containing(6 * MIB2);
+    let h1 = Page::containing(7 * MIB2);
+    assert_eq!(
+        out.frags,
+        [
+            Frag {
+                head: h0,
+                offset: MIB2 - (60 << 10),
+                len: 60 << 10
+            },
+            Frag {
+                head: h1,
+                offset: 0,
+                len: 120 << 10
+            },
+        ]
+    );
+    let ps = page_size();
+    assert_eq!(out.batches, [(h0, (60 << 10) / ps), (h1, (120 << 10) / ps)]);
+    assert_eq!(stats.ref_batches, 2);
+    assert_eq!(stats.refs, (180 << 10) / ps);
+
+    // The same build without the cache: same frags and batches, a lookup per page.
+    let (slow, slow_stats) = build::<_, MAX_SKB_FRAGS>(
+        AlignedBlocks::of_size(MIB2).unwrap(),
+        false,
+        &[(start, 180 << 10)],
+    );
+    assert_eq!(slow, out);
+    assert_eq!(slow_stats.lookups, (180 << 10) / ps);
+}
+
+#[test]
+fn inside_one_huge_page_one_lookup() {
+    let (out, stats) = build::<_, MAX_SKB_FRAGS>(
+        AlignedBlocks::of_size(MIB2).unwrap(),
+        true,
+        &[(MIB2 + 4000, 180 << 10)],
+    );
+    assert_eq!(
+        (stats.lookups, out.frags.len(), stats.ref_batches),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn base_pages_one_lookup_per_page() {
+    let ps = page_size();
+    // Ten pages from mid-page: eleven pages touched, each its own head, so eleven frags.
+    let (out, stats) = build::<_, MAX_SKB_FRAGS>(BasePages, true, &[(100 * ps + 10, 10 * ps)]);
+    assert_eq!(stats.lookups, 11);
+    assert_eq!(out.frags.len(), 11);
+    assert_eq!(out.batches.len(), 11);
+    assert!(out.batches.iter().all(|&(_, n)| n == 1));
+    assert_eq!(out.result, Ok(10 * ps));
+}
+
+#[test]
+fn full_mid_buffer_stops_at_first_unplaced_byte() {
+    let ps = page_size();
+    let start = 100 * ps + 10;
+    let (out, stats) = build::<_, 4>(BasePages, true, &[(start, 2 * ps), (start + 9 * ps, ps)]);
+    // Pages 100, 101, 102 from the first range, 109 from the second; its second page does not fit.
+    assert_eq!(out.frags.len(), 4);
+    assert_eq!(out.result, Ok(2 * ps + (ps - 10)));
+    assert_eq!(out.frags[3].addr(), start + 9 * ps);
+    // The lookup of the page that did not fit was made, but no reference was taken for it.
+    assert_eq!(stats.lookups, 5);
+    assert_eq!(stats.refs, 4);
+}
+
+#[test]
+fn mixed_layout_from_a_page_table() {
+    // 3 base pages, an order-9 compound page (aligned at 512), base pages after it.
+    let ps = page_size();
+    let mut meta = vec![PageLink::Head { order: 0 }; 1100];
+    meta[512] = PageLink::Head { order: 9 };
+    for (i, m) in meta.iter_mut().enumerate().take(1024).skip(513) {
+        *m = PageLink::Tail { head: 512 };
+        let _ = i;
+    }
+    let base = Page::from_addr(1 << 32).unwrap();
+    let table = PageTable::new(base, &meta);
+    let at = |i: usize| base.addr() + i * ps;
+    // Three base pages before, the whole huge page, two base pages after.
+    let ranges = [(at(509), 3 * ps), (at(512), 512 * ps), (at(1024), 2 * ps)];
+    let (out, stats) = build::<_, MAX_SKB_FRAGS>(table, true, &ranges);
+    assert_eq!(stats.lookups, 3 + 1 + 2);
+    assert_eq!(out.frags.len(), 6);
+    assert_eq!(out.frags[3].len, 512 * ps);
+    assert_eq!(out.batches[3], (Page::containing(at(512)), 512));
+    let (model, lookups) = naive(&table, MAX_SKB_FRAGS, &ranges);
+    assert_eq!(out, model);
+    assert_eq!(lookups, 3 + 512 + 2);
+}
+
+#[test]
+fn lookup_failure_keeps_what_was_built() {
+    let ps = page_size();
+    let meta = [PageLink::Head { order: 0 }; 4];
+    let base = Page::from_addr(1 << 32).unwrap();
+    let (out, _) = build::<_, MAX_SKB_FRAGS>(
+        PageTable::new(base, &meta),
+        true,
+        &[(base.addr() + ps, 4 * ps)],
+    );
+    let err = out.result.unwrap_err();
+    assert_eq!(err.built, 3 * ps);
+    assert_eq!(
+        err.cause,
+        LookupError::OutOfRange {
+            addr: base.addr() + 4 * ps
+        }
+    );
+    assert_eq!(out.frags.len(), 3);
+    assert_eq!(out.batches.len(), 3);
+}
+
+/// A random page table of naturally aligned compound pages, and random byte ranges in it.
+#[derive(Clone, Debug)]
+struct Layout {
+    meta: Vec<PageLink>,
+    ranges: Vec<(usize, usize)>,
+    max: usize,
+}
+
+const BASE: usize = 1 << 36;
+
+impl Arbitrary for Layout {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let ps = page_size();
+        let pages = 1 + usize::arbitrary(g) % 600;
+        let mut meta = Vec::with_capacity(pages);
+        while meta.len() < pages {
+            let i = meta.len();
+            // The largest naturally aligned order that fits, then a random one up to it.
+            let fit = (0..=9u8)
+                .filter(|&o| i % (1 << o) == 0 && i + (1 << o) <= pages)
+                .max()
+                .unwrap();
+            let order = u8::arbitrary(g) % (fit + 1);
+            let order = if bool::arbitrary(g) { order } else { fit };
+            meta.push(PageLink::Head { order });
+            meta.extend((1..1usize << order).map(|_| PageLink::Tail { head: i }));
+        }
+        let span = pages * ps;
+        let mut prev_end = 0;
+        let ranges = (0..usize::arbitrary(g) % 8)
+            .map(|_| {
+                // Sometimes continue the previous range, to exercise coalescing.
+                let start = match u8::arbitrary(g) % 3 {
+                    0 if prev_end < span => prev_end,
+                    _ => usize::arbitrary(g) % span,
+                };
+                let len = match u8::arbitrary(g) % 4 {
+                    0 => 0,
+                    1 => usize::arbitrary(g) % 64,
+                    _ => usize::arbitrary(g) % (span - start + 1),
+                };
+                prev_end = start + len;
+                (BASE + start, len)
+            })
+            .collect();
+        Layout {
+            meta,
+            ranges,
+            max: 1 + usize::arbitrary(g) % 20,
+        }
+    }
+}
+
+#[quickcheck]
+fn cached_build_matches_per_page_model(l: Layout) -> bool {
+    let table = PageTable::new(Page::from_addr(BASE).unwrap(), &l.meta);
+    let (model, naive_lookups) = naive(&table, l.max.min(20), &l.ranges);
+    macro_rules! check {
+        ($($n:literal)*) => {$(
+            if l.max == $n {
+                let (out, stats) = build::<_, $n>(&table, true, &l.ranges);
+                let (slow, slow_stats) = build::<_, $n>(&table, false, &l.ranges);
+                return out == model
+                    && slow == model
+                    && slow_stats.lookups == naive_lookups
+                    && stats.lookups <= naive_lookups
+                    && stats.ref_batches == model.batches.len()
+                    && stats.refs == model.batches.iter().map(|b| b.1).sum::<usize>();
+            }
+        )*};
+    }
+    check!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+    unreachable!()
+}
+
+#[quickcheck]
+fn aligned_blocks_lookup_is_rounding(addr: usize, order: u8) -> bool {
+    let order = order % 12;
+    let c: Compound = AlignedBlocks::new(order)
+        .compound(Page::containing(addr))
+        .unwrap();
+    c.contains(addr) && c.head().addr() % c.len() == 0 && c.order() == order
+}
+
+#[cfg(target_os = "linux")]
+mod huge {
+    use super::*;
+    use cachecopy::page::Pagemap;
+
+    /// Returns why real huge pages cannot be tested here, if they cannot.
+    fn thp_unavailable() -> Option<String> {
+        let enabled = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if !enabled.contains("[always]") && !enabled.contains("[madvise]") {
+            return Some(format!(
+                "transparent huge pages are off ({})",
+                enabled.trim()
+            ));
+        }
+        if page_size() != 4096 {
+            return Some(format!("page size {} is not 4 KiB", page_size()));
+        }
+        None
+    }
+
+    #[test]
+    fn pagemap_sees_transparent_huge_pages() {
+        if let Some(why) = thp_unavailable() {
+            eprintln!("SKIPPED pagemap_sees_transparent_huge_pages: {why}");
+            return;
+        }
+        let pm = match Pagemap::open() {
+            Ok(pm) => pm,
+            Err(e) => {
+                eprintln!("SKIPPED pagemap_sees_transparent_huge_pages: {e}");
+                return;
+            }
+        };
+        const LEN: usize = 8 << 20;
+        // Map 10 MiB and use the 2 MiB-aligned 8 MiB inside.
+        // SAFETY: a fresh private anonymous mapping; unmapped at the end.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                LEN + MIB2,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(map, libc::MAP_FAILED);
+        let start = (map as usize + MIB2 - 1) & !(MIB2 - 1);
+        // SAFETY: the range is inside the mapping.
+        let r = unsafe { libc::madvise(start as *mut _, LEN, libc::MADV_HUGEPAGE) };
+        assert_eq!(r, 0);
+        // SAFETY: writes inside the mapping.
+        unsafe { std::ptr::write_bytes(start as *mut u8, 1, LEN) };
+
+        let result = (|| -> Result<(), String> {
+            let mut heads = Vec::new();
+            for p in (start..start + LEN).step_by(page_size()) {
+                match pm.compound(Page::containing(p)) {
+                    Ok(c) => heads.push(c),
+                    Err(LookupError::NoFrameNumbers) => {
+                        return Err("SKIPPED: no CAP_SYS_ADMIN, pagemap hides frames".into())
+                    }
+                    Err(e) => return Err(format!("lookup of {p:#x}: {e}")),
+                }
+            }
+            heads.dedup();
+            if heads.iter().any(|c| c.order() != 9) {
+                // The kernel could not find 2 MiB of contiguous memory: not our failure.
+                return Err(format!("SKIPPED: THP not granted: {heads:x?}"));
+            }
+            assert_eq!(heads.len(), 4, "{heads:x?}");
+            for (i, c) in heads.iter().enumerate() {
+                assert_eq!(c.head().addr(), start + i * MIB2);
+                assert!(pm.frame(c.head()).unwrap().flags.is_thp());
+            }
+            // Frags over 8 MiB less 100 bytes each end: 4 frags ending at huge-page boundaries,
+            // 4 lookups.
+            let mut b = FragBuilder::new(&pm);
+            let mut frags: Frags = Frags::new();
+            let n = b
+                .build_ranges([(start + 100, LEN - 200)], &mut frags, |_, _| {})
+                .unwrap();
+            assert_eq!(n, LEN - 200);
+            assert_eq!(b.stats().lookups, 4);
+            assert_eq!(frags.len(), 4);
+            for (i, f) in frags.iter().enumerate() {
+                assert_eq!(f.head.addr(), start + i * MIB2);
+                let end = f.addr() + f.len;
+                assert!(end == start + (i + 1) * MIB2 || end == start + LEN - 100);
+            }
+            Ok(())
+        })();
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(map, LEN + MIB2) };
+        match result {
+            Ok(()) => {}
+            Err(why) if why.starts_with("SKIPPED") => {
+                eprintln!("{why} (pagemap_sees_transparent_huge_pages)")
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn pagemap_base_page_and_absent_page() {
+        let Ok(pm) = Pagemap::open() else {
+            eprintln!("SKIPPED pagemap_base_page_and_absent_page: /proc/kpageflags unreadable");
+            return;
+        };
+        let mut v = vec![1u8; 3 * page_size()];
+        let p = Page::containing(v.as_mut_ptr() as usize + page_size());
+        match pm.compound(p) {
+            Ok(c) => assert!(c.contains(p.addr())),
+            Err(LookupError::NoFrameNumbers) => {
+                eprintln!("SKIPPED pagemap_base_page_and_absent_page: no CAP_SYS_ADMIN");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
+        // A reserved, never touched page has no frame.
+        // SAFETY: a fresh anonymous mapping, unmapped below.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                page_size(),
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(map, libc::MAP_FAILED);
+        let r = pm.compound(Page::containing(map as usize));
+        // SAFETY: the mapping above.
+        unsafe { libc::munmap(map, page_size()) };
+        assert_eq!(r, Err(LookupError::NotPresent { addr: map as usize }));
+    }
+}
