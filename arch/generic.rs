@@ -3,7 +3,7 @@
 //! word has no streaming store and `stream` is an ordinary store.
 
 use crate::kernel::kernels;
-use crate::vector::Vector;
+use crate::vector::{add64, Vector};
 use crate::Backend;
 
 // SAFETY: a `u64` load/store touches exactly 8 bytes; `Half = Self` for the narrowest word.
@@ -43,6 +43,18 @@ unsafe impl Vector for u64 {
                 unsafe { self.store_aligned(dst) }
             }
         }
+    }
+    #[inline(always)]
+    unsafe fn csum_zero() -> Self {
+        0
+    }
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        add64(acc, v)
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        acc
     }
 }
 

@@ -226,7 +226,7 @@ fn env_backend(supported: &[&'static Kernels]) -> Option<&'static Kernels> {
                 SupportedList(supported)
             ));
         }
-        return found;
+        found
     }
     #[cfg(not(feature = "std"))]
     {

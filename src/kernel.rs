@@ -128,7 +128,7 @@ unsafe fn vector_pair<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
 /// `dst..dst + len` writable, the source readable for `len` bytes, backend supported.
 #[inline(always)]
 unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
-    // SAFETY (whole body): every branch only moves bytes in `0..len`.
+    // SAFETY: (whole body) every branch only moves bytes in `0..len`.
     unsafe {
         if len >= V::BYTES {
             vector_pair::<V, S>(dst, src, len);
@@ -161,7 +161,7 @@ unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
 #[inline(always)]
 pub(crate) unsafe fn temporal<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
     let w = V::BYTES;
-    // SAFETY (whole body): each move is inside `0..len`, as argued per branch.
+    // SAFETY: (whole body) each move is inside `0..len`, as argued per branch.
     unsafe {
         if len <= 2 * w {
             small::<V, S>(dst, src, len);
@@ -297,6 +297,11 @@ pub(crate) struct Kernels {
     pub(crate) fill_temporal: unsafe fn(*mut u8, u8, usize),
     pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
+    /// RFC 1071 sum (crate::net), folded to 16 bits: sum only, then fused with each copy kind.
+    pub(crate) csum: unsafe fn(*const u8, usize) -> u32,
+    pub(crate) csum_copy_temporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
+    pub(crate) csum_copy_nontemporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
+    pub(crate) csum_copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp) -> u32,
 }
 
 /// Instantiates the algorithm for one register type inside `#[target_feature]` entry points and
@@ -310,27 +315,54 @@ macro_rules! kernels {
             // features; the caller upholds the range contract of `copy_raw`/`fill_raw`.
             $(#[target_feature(enable = $feature)])?
             unsafe fn copy_t(d: *mut u8, s: *const u8, n: usize) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { temporal::<$v, Mem>(d, Mem(s), n) }
             }
             $(#[target_feature(enable = $feature)])?
             unsafe fn copy_nt(d: *mut u8, s: *const u8, n: usize) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { nontemporal::<$v, Mem>(d, Mem(s), n) }
             }
             $(#[target_feature(enable = $feature)])?
             unsafe fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { flush_cache::<$v, Mem>(d, Mem(s), n, op) }
             }
             $(#[target_feature(enable = $feature)])?
             unsafe fn fill_t(d: *mut u8, b: u8, n: usize) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { temporal::<$v, Splat>(d, Splat(b), n) }
             }
             $(#[target_feature(enable = $feature)])?
             unsafe fn fill_nt(d: *mut u8, b: u8, n: usize) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { nontemporal::<$v, Splat>(d, Splat(b), n) }
             }
             $(#[target_feature(enable = $feature)])?
             unsafe fn fill_fc(d: *mut u8, b: u8, n: usize, op: FlushOp) {
+                // SAFETY: see the comment above the entry points.
                 unsafe { flush_cache::<$v, Splat>(d, Splat(b), n, op) }
+            }
+            // SAFETY (all four): as above, for `crate::net`'s checksum entry points.
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn csum(s: *const u8, n: usize) -> u32 {
+                // SAFETY: see the comment above the entry points.
+                unsafe { $crate::net::sum::sum::<$v>(s, n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn csum_copy_t(d: *mut u8, s: *const u8, n: usize) -> u32 {
+                // SAFETY: see the comment above the entry points.
+                unsafe { $crate::net::sum::temporal::<$v>(d, s, n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn csum_copy_nt(d: *mut u8, s: *const u8, n: usize) -> u32 {
+                // SAFETY: see the comment above the entry points.
+                unsafe { $crate::net::sum::nontemporal::<$v>(d, s, n) }
+            }
+            $(#[target_feature(enable = $feature)])?
+            unsafe fn csum_copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 {
+                // SAFETY: see the comment above the entry points.
+                unsafe { $crate::net::sum::flush_cache::<$v>(d, s, n, op) }
             }
             Kernels {
                 backend: $backend,
@@ -340,6 +372,10 @@ macro_rules! kernels {
                 fill_temporal: fill_t,
                 fill_nontemporal: fill_nt,
                 fill_flush: fill_fc,
+                csum,
+                csum_copy_temporal: csum_copy_t,
+                csum_copy_nontemporal: csum_copy_nt,
+                csum_copy_flush: csum_copy_fc,
             }
         };
     };

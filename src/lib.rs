@@ -41,6 +41,7 @@ mod arch;
 mod cpu;
 mod dispatch;
 mod kernel;
+pub mod net;
 pub mod page;
 mod vector;
 

@@ -7,10 +7,10 @@
 
 /// One SIMD register (or machine word) worth of bytes.
 ///
-/// # Safety (for implementors)
+/// # Safety
 ///
-/// `BYTES` must be the exact number of bytes `load`/`store`/`stream` touch, and must be a power of
-/// two no larger than [`crate::arch::STREAM_LINE`]. `Half` must be a vector of `BYTES / 2` bytes
+/// For implementors: `BYTES` must be the exact number of bytes `load`/`store`/`stream` touch,
+/// and must be a power of two no larger than [`crate::arch::STREAM_LINE`]. `Half` must be a vector of `BYTES / 2` bytes
 /// (or `Self` for the narrowest word, `BYTES == 8`).
 pub(crate) unsafe trait Vector: Copy {
     /// Register width in bytes.
@@ -77,6 +77,63 @@ pub(crate) unsafe trait Vector: Copy {
     unsafe fn store_prefix(self, _dst: *mut u8, _n: usize) {
         unreachable!("store_prefix on a vector without masked moves")
     }
+
+    // ---- Internet checksum (crate::net::csum): a register used as an accumulator of 64-bit
+    // lanes. The defaults spill to memory and add 64-bit words with end-around carry: correct on
+    // any register, slow; leaves override them with two adds per register.
+
+    /// An accumulator holding zero.
+    ///
+    /// # Safety
+    /// The CPU must support this backend.
+    #[inline(always)]
+    unsafe fn csum_zero() -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { Self::splat(0) }
+    }
+
+    /// Adds the bytes of `v` to the accumulator `acc` so that [`Vector::csum_reduce`] stays
+    /// congruent, modulo 2^16 - 1, to the sum of the native-endian 16-bit words of every `v`
+    /// added, and is zero only if they all were. Lanes must not wrap for at least
+    /// [`CSUM_CHUNK`] bytes of additions.
+    ///
+    /// # Safety
+    /// The CPU must support this backend.
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        let (mut a, mut b) = ([0u64; 8], [0u64; 8]);
+        // SAFETY: `BYTES <= 64` fits both buffers; `load` reads back what `store` wrote.
+        unsafe {
+            acc.store(a.as_mut_ptr().cast());
+            v.store(b.as_mut_ptr().cast());
+            a[0] = b[..Self::BYTES / 8].iter().fold(a[0], |s, &w| add64(s, w));
+            Self::load(a.as_ptr().cast())
+        }
+    }
+
+    /// The accumulator as one 64-bit end-around-carry sum.
+    ///
+    /// # Safety
+    /// The CPU must support this backend.
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        let mut a = [0u64; 8];
+        // SAFETY: `BYTES <= 64` fits the buffer.
+        unsafe { acc.store(a.as_mut_ptr().cast()) };
+        a[..Self::BYTES / 8].iter().fold(0, |s, &w| add64(s, w))
+    }
+}
+
+/// The most bytes summed into one accumulator before it is reduced: with two 32-bit halves added
+/// to a 64-bit lane per register, a lane wraps after 2^31 registers, far beyond 1 GiB.
+pub(crate) const CSUM_CHUNK: usize = 1 << 30;
+
+/// One's-complement (end-around carry) 64-bit addition: congruent modulo 2^64 - 1, hence modulo
+/// 2^16 - 1, and zero only when both operands are.
+#[inline(always)]
+pub(crate) fn add64(a: u64, b: u64) -> u64 {
+    let (s, carry) = a.overflowing_add(b);
+    s + carry as u64
 }
 
 /// Scalars used below 16 bytes, where a vector would be wider than the data.

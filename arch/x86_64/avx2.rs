@@ -3,7 +3,7 @@
 use core::arch::x86_64::*;
 
 use crate::kernel::kernels;
-use crate::vector::Vector;
+use crate::vector::{add64, Vector};
 use crate::Backend;
 
 // SAFETY: every method moves exactly 32 bytes; `Half = __m128i` is the 16-byte register. Only
@@ -37,6 +37,22 @@ unsafe impl Vector for __m256i {
     unsafe fn stream(self, dst: *mut u8) {
         // SAFETY: 32 writable, 32-aligned bytes; the kernel runs `sfence` before returning.
         unsafe { _mm256_stream_si256(dst.cast(), self) }
+    }
+    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
+    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: register-only AVX2 operations (AVX2 present, caller).
+        unsafe {
+            let lo = _mm256_and_si256(v, _mm256_set1_epi64x(0xffff_ffff));
+            _mm256_add_epi64(acc, _mm256_add_epi64(lo, _mm256_srli_epi64::<32>(v)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: a register of 4 64-bit lanes has the size and validity of `[u64; 4]`.
+        let lanes: [u64; 4] = unsafe { core::mem::transmute(acc) };
+        lanes.into_iter().fold(0, add64)
     }
 }
 

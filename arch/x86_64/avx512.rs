@@ -5,7 +5,7 @@
 use core::arch::x86_64::*;
 
 use crate::kernel::kernels;
-use crate::vector::Vector;
+use crate::vector::{add64, Vector};
 use crate::Backend;
 
 /// The mask selecting the first `n < 64` bytes.
@@ -57,6 +57,22 @@ unsafe impl Vector for __m512i {
     unsafe fn store_prefix(self, dst: *mut u8, n: usize) {
         // SAFETY: `n` writable bytes; masked-off lanes are not written.
         unsafe { _mm512_mask_storeu_epi8(dst.cast(), prefix_mask(n), self) }
+    }
+    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
+    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: register-only AVX-512F operations (AVX-512F present, caller).
+        unsafe {
+            let lo = _mm512_and_si512(v, _mm512_set1_epi64(0xffff_ffff));
+            _mm512_add_epi64(acc, _mm512_add_epi64(lo, _mm512_srli_epi64::<32>(v)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: a register of 8 64-bit lanes has the size and validity of `[u64; 8]`.
+        let lanes: [u64; 8] = unsafe { core::mem::transmute(acc) };
+        lanes.into_iter().fold(0, add64)
     }
 }
 

@@ -3,7 +3,7 @@
 use core::arch::x86_64::*;
 
 use crate::kernel::kernels;
-use crate::vector::Vector;
+use crate::vector::{add64, Vector};
 use crate::Backend;
 
 // SAFETY: every method moves exactly 16 bytes; `Half = u64` is the 8-byte word.
@@ -36,6 +36,22 @@ unsafe impl Vector for __m128i {
     unsafe fn stream(self, dst: *mut u8) {
         // SAFETY: 16 writable, 16-aligned bytes; the kernel runs `sfence` before returning.
         unsafe { _mm_stream_si128(dst.cast(), self) }
+    }
+    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
+    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: register-only SSE2 operations (SSE2 present, caller).
+        unsafe {
+            let lo = _mm_and_si128(v, _mm_set1_epi64x(0xffff_ffff));
+            _mm_add_epi64(acc, _mm_add_epi64(lo, _mm_srli_epi64::<32>(v)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: a register of 2 64-bit lanes has the size and validity of `[u64; 2]`.
+        let lanes: [u64; 2] = unsafe { core::mem::transmute(acc) };
+        lanes.into_iter().fold(0, add64)
     }
 }
 

@@ -1,0 +1,337 @@
+//! The one checksum loop: RFC 1071 sum of `src`, optionally copying every byte to a destination
+//! as it goes (each source byte is loaded once, summed and stored from the same register).
+//!
+//! Generic over the register ([`Vector`], whose `csum_*` methods each leaf implements) and the
+//! [`Sink`] (no destination, ordinary stores, streaming stores). Shape of one span:
+//! - the bytes before the first `V::BYTES`-aligned destination address (source address for a
+//!   plain sum) and the bytes after the last whole register: 64-bit words, then 4/2/1 bytes
+//!   (AVX-512: one masked register each);
+//! - between them, whole registers, four per iteration into four accumulators.
+//!
+//! The copy kernel's overlapping small-size moves would sum some bytes twice, so nothing here
+//! overlaps: every byte is loaded exactly once and every access stays inside both buffers.
+//! Words are native-endian 16-bit pairs counted from the start of the span; a part that starts at
+//! an odd offset is summed on its own and byte-rotated in ([`block_add`], Linux's rule).
+//!
+//! Streaming copies use the copy kernel's discipline: the partial lines at both ends with ordinary
+//! stores, whole lines streamed, never one line both ways, a fence before returning.
+
+use crate::arch::{self, STREAM_LINE};
+use crate::kernel::STREAM_MIN;
+use crate::vector::{add64, Vector, CSUM_CHUNK};
+use crate::FlushOp;
+
+/// Where the summed bytes go.
+pub(crate) trait Sink: Copy {
+    /// The address the register loop aligns to (`None`: none, align the source).
+    fn addr(self) -> Option<usize>;
+    /// # Safety
+    /// `off..off + V::BYTES` inside the destination, `V::BYTES`-aligned there.
+    unsafe fn vector<V: Vector>(self, off: usize, v: V);
+    /// # Safety
+    /// `V::MASKED`, `off..off + n` inside the destination.
+    unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize);
+    /// # Safety
+    /// `off..off + size_of::<T>()` inside the destination.
+    unsafe fn scalar<T: Copy>(self, off: usize, v: T);
+    /// # Safety
+    /// `off` within the destination.
+    unsafe fn skip(self, off: usize) -> Self;
+}
+
+/// Sum only.
+#[derive(Clone, Copy)]
+pub(crate) struct Discard;
+
+/// Ordinary stores to this destination.
+#[derive(Clone, Copy)]
+pub(crate) struct Store(pub(crate) *mut u8);
+
+/// Streaming stores of whole lines to this line-aligned destination.
+#[derive(Clone, Copy)]
+struct Stream(*mut u8);
+
+impl Sink for Discard {
+    fn addr(self) -> Option<usize> {
+        None
+    }
+    #[inline(always)]
+    unsafe fn vector<V: Vector>(self, _: usize, _: V) {}
+    #[inline(always)]
+    unsafe fn prefix<V: Vector>(self, _: usize, _: V, _: usize) {}
+    #[inline(always)]
+    unsafe fn scalar<T: Copy>(self, _: usize, _: T) {}
+    #[inline(always)]
+    unsafe fn skip(self, _: usize) -> Self {
+        self
+    }
+}
+
+impl Sink for Store {
+    fn addr(self) -> Option<usize> {
+        Some(self.0 as usize)
+    }
+    #[inline(always)]
+    unsafe fn vector<V: Vector>(self, off: usize, v: V) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_aligned(self.0.add(off)) }
+    }
+    #[inline(always)]
+    unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_prefix(self.0.add(off), n) }
+    }
+    #[inline(always)]
+    unsafe fn scalar<T: Copy>(self, off: usize, v: T) {
+        // SAFETY: forwarded contract; unaligned write.
+        unsafe { self.0.add(off).cast::<T>().write_unaligned(v) }
+    }
+    #[inline(always)]
+    unsafe fn skip(self, off: usize) -> Self {
+        // SAFETY: forwarded contract.
+        Store(unsafe { self.0.add(off) })
+    }
+}
+
+impl Sink for Stream {
+    fn addr(self) -> Option<usize> {
+        Some(self.0 as usize)
+    }
+    #[inline(always)]
+    unsafe fn vector<V: Vector>(self, off: usize, v: V) {
+        // SAFETY: forwarded contract; the caller fences.
+        unsafe { v.stream(self.0.add(off)) }
+    }
+    // A streamed span is whole lines from a line-aligned address, so it has no partial
+    // registers; these exist for the trait and are never reached.
+    #[inline(always)]
+    unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize) {
+        // SAFETY: as `Store::prefix`.
+        unsafe { Store(self.0).prefix(off, v, n) }
+    }
+    #[inline(always)]
+    unsafe fn scalar<T: Copy>(self, off: usize, v: T) {
+        // SAFETY: as `Store::scalar`.
+        unsafe { Store(self.0).scalar(off, v) }
+    }
+    #[inline(always)]
+    unsafe fn skip(self, off: usize) -> Self {
+        // SAFETY: forwarded contract.
+        Stream(unsafe { self.0.add(off) })
+    }
+}
+
+/// `sum` plus `part`, where `part` is the sum of a span starting `offset` bytes later: an odd
+/// offset swaps the bytes of every word of `part`, which modulo 2^16 - 1 is a rotation by 8.
+#[inline(always)]
+pub(crate) fn block_add(sum: u64, part: u64, offset: usize) -> u64 {
+    add64(
+        sum,
+        if offset & 1 != 0 {
+            part.rotate_left(8)
+        } else {
+            part
+        },
+    )
+}
+
+/// Folds a 64-bit end-around sum to 16 bits (not complemented): 0 only for an all-zero sum, so
+/// every backend returns the same value.
+#[inline(always)]
+pub(crate) fn fold16(s: u64) -> u32 {
+    let (a, c) = (s as u32).overflowing_add((s >> 32) as u32);
+    let s = a + c as u32;
+    let (a, c) = (s as u16).overflowing_add((s >> 16) as u16);
+    (a + c as u16) as u32
+}
+
+/// Fewer than a register's worth of bytes (or any length, for the word loop's tail).
+///
+/// # Safety
+/// `src..src + len` readable; the sink valid for `len` bytes.
+#[inline(always)]
+unsafe fn edge<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    // SAFETY: (whole body) every access is at `off..off + size` with `off + size <= len`.
+    unsafe {
+        if V::MASKED && len != 0 && len < V::BYTES {
+            // Masked-off lanes load as zero: they add nothing.
+            let v = V::load_prefix(src, len);
+            dst.prefix(0, v, len);
+            return V::csum_reduce(V::csum_add(V::csum_zero(), v));
+        }
+        let mut s = 0u64;
+        let mut off = 0;
+        while len - off >= 8 {
+            let w = src.add(off).cast::<u64>().read_unaligned();
+            dst.scalar(off, w);
+            s = add64(s, w);
+            off += 8;
+        }
+        if len - off >= 4 {
+            let w = src.add(off).cast::<u32>().read_unaligned();
+            dst.scalar(off, w);
+            s = add64(s, w as u64);
+            off += 4;
+        }
+        if len - off >= 2 {
+            let w = src.add(off).cast::<u16>().read_unaligned();
+            dst.scalar(off, w);
+            s = add64(s, w as u64);
+            off += 2;
+        }
+        if len - off == 1 {
+            let b = *src.add(off);
+            dst.scalar(off, b);
+            s = add64(s, u16::from_ne_bytes([b, 0]) as u64);
+        }
+        s
+    }
+}
+
+/// Sums `len` bytes (and hands them to the sink): the unaligned edges, then whole registers.
+///
+/// # Safety
+/// `src..src + len` readable, the sink valid for `len` bytes and not overlapping the source, the
+/// backend's features present.
+#[inline(always)]
+unsafe fn span<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    let w = V::BYTES;
+    if len < w {
+        // SAFETY: forwarded contract.
+        return unsafe { edge::<V, D>(src, dst, len) };
+    }
+    let head = dst.addr().unwrap_or(src as usize).wrapping_neg() & (w - 1);
+    let body_end = head + ((len - head) & !(w - 1));
+    // SAFETY: (whole body) `head <= w <= len` and `body_end <= len`; every register in the loop
+    // is at `off..off + w` with `off + w <= body_end`, and `sink + off` is `w`-aligned.
+    unsafe {
+        let mut sum = edge::<V, D>(src, dst, head);
+        let mut off = head;
+        while off < body_end {
+            let chunk_end = body_end.min(off + CSUM_CHUNK);
+            let (mut a, mut b, mut c, mut d) = (
+                V::csum_zero(),
+                V::csum_zero(),
+                V::csum_zero(),
+                V::csum_zero(),
+            );
+            while chunk_end - off >= 4 * w {
+                let (va, vb) = (V::load(src.add(off)), V::load(src.add(off + w)));
+                let (vc, vd) = (V::load(src.add(off + 2 * w)), V::load(src.add(off + 3 * w)));
+                dst.vector(off, va);
+                dst.vector(off + w, vb);
+                dst.vector(off + 2 * w, vc);
+                dst.vector(off + 3 * w, vd);
+                a = V::csum_add(a, va);
+                b = V::csum_add(b, vb);
+                c = V::csum_add(c, vc);
+                d = V::csum_add(d, vd);
+                off += 4 * w;
+            }
+            while off < chunk_end {
+                let v = V::load(src.add(off));
+                dst.vector(off, v);
+                a = V::csum_add(a, v);
+                off += w;
+            }
+            let ab = add64(V::csum_reduce(a), V::csum_reduce(b));
+            let cd = add64(V::csum_reduce(c), V::csum_reduce(d));
+            // Registers are summed as words from `head`, which may be odd.
+            sum = block_add(sum, add64(ab, cd), head);
+        }
+        let tail = edge::<V, D>(src.add(body_end), dst.skip(body_end), len - body_end);
+        block_add(sum, tail, body_end)
+    }
+}
+
+/// The sum of `len` bytes at `src`, folded to 16 bits.
+///
+/// # Safety
+/// `src..src + len` readable; the backend's features present.
+#[inline(always)]
+pub(crate) unsafe fn sum<V: Vector>(src: *const u8, len: usize) -> u32 {
+    // SAFETY: forwarded contract.
+    fold16(unsafe { span::<V, Discard>(src, Discard, len) })
+}
+
+/// Copies with ordinary stores and returns the sum, folded to 16 bits.
+///
+/// # Safety
+/// `dst..dst + len` writable and not overlapping `src..src + len`, which is readable; the
+/// backend's features present.
+#[inline(always)]
+pub(crate) unsafe fn temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
+    // SAFETY: forwarded contract.
+    fold16(unsafe { span::<V, Store>(src, Store(dst), len) })
+}
+
+/// Streams the whole destination lines while summing; the partial lines at both ends get
+/// ordinary stores. Returns `(sum, head, body_end)`: the streamed bytes are `head..body_end`.
+///
+/// # Safety
+/// As [`temporal`], `len >= 2 * STREAM_LINE`; the caller fences.
+#[inline(always)]
+unsafe fn stream<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> (u64, usize, usize) {
+    let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
+    let body_end = head + ((len - head) & !(STREAM_LINE - 1));
+    // SAFETY: `head < STREAM_LINE <= len`, `body_end <= len`; `dst + head` is line-aligned and
+    // `body_end - head` whole lines, so the streamed span has no partial register.
+    unsafe {
+        let s = span::<V, Store>(src, Store(dst), head);
+        let body = span::<V, Stream>(src.add(head), Stream(dst.add(head)), body_end - head);
+        let s = block_add(s, body, head);
+        let tail = span::<V, Store>(src.add(body_end), Store(dst.add(body_end)), len - body_end);
+        (block_add(s, tail, body_end), head, body_end)
+    }
+}
+
+/// Streaming copy and sum, then the store fence.
+///
+/// # Safety
+/// As [`temporal`].
+#[inline(always)]
+pub(crate) unsafe fn nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
+    if len < STREAM_MIN {
+        // SAFETY: forwarded contract.
+        return unsafe { temporal::<V>(dst, src, len) };
+    }
+    // SAFETY: forwarded contract; the fence follows every streamed store.
+    unsafe {
+        let (s, _, _) = stream::<V>(dst, src, len);
+        arch::stream_fence();
+        fold16(s)
+    }
+}
+
+/// Copy and sum that leaves every destination byte written back to memory (as the copy kernel's
+/// `flush_cache`).
+///
+/// # Safety
+/// As [`temporal`], and `op` supported by this CPU.
+#[inline(always)]
+pub(crate) unsafe fn flush_cache<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    op: FlushOp,
+) -> u32 {
+    // SAFETY: forwarded contract; flushing only names lines holding destination bytes.
+    unsafe {
+        let s = if len < STREAM_MIN {
+            let s = span::<V, Store>(src, Store(dst), len);
+            arch::flush_range(op, dst, len);
+            s
+        } else {
+            let (s, head, body_end) = stream::<V>(dst, src, len);
+            if V::STREAM_BYPASSES_CACHE {
+                arch::flush_range(op, dst, head);
+                arch::flush_range(op, dst.add(body_end), len - body_end);
+            } else {
+                arch::flush_range(op, dst, len);
+            }
+            s
+        };
+        arch::flush_fence(op);
+        fold16(s)
+    }
+}

@@ -1,0 +1,272 @@
+//! The Internet checksum and the fused checksum-and-copy against a byte-at-a-time reference, on
+//! every backend this CPU runs, in every mode.
+
+use cachecopy::net::{
+    csum_add, csum_and_copy, csum_and_copy_with, csum_block_add, csum_fold, csum_partial,
+    csum_partial_with, csum_tcpudp_magic, csum_tcpudp_nofold,
+};
+use cachecopy::{Backend, Mode};
+
+const MODES: [Mode; 4] = [
+    Mode::Temporal,
+    Mode::NonTemporal,
+    Mode::FlushCache,
+    Mode::Auto,
+];
+
+/// RFC 1071 the slow way: native-endian 16-bit words, an odd last byte padded with zero, folded
+/// with end-around carry to 1..=0xffff (0 only for all-zero data).
+fn reference(data: &[u8]) -> u32 {
+    let mut s: u64 = data
+        .chunks(2)
+        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u32
+}
+
+fn pattern(len: usize, seed: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i.wrapping_mul(131).wrapping_add(seed * 7 + (i >> 8)) ^ (i >> 3)) as u8)
+        .collect()
+}
+
+#[test]
+fn rfc1071_worked_example() {
+    // §3: 00 01 f2 03 f4 f5 f6 f7 -> one's-complement sum ddf2 (in big-endian words).
+    let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+    for &b in Backend::supported() {
+        let s = csum_partial_with(b, &data, 0).unwrap();
+        assert_eq!((s as u16).to_ne_bytes(), [0xdd, 0xf2], "{b}");
+        assert_eq!(csum_fold(s).to_ne_bytes(), [0x22, 0x0d], "{b}");
+    }
+}
+
+#[test]
+fn ipv4_header_verifies_to_zero() {
+    // A captured header: 192.168.0.1 -> 192.168.0.199, UDP, checksum b861.
+    let mut hdr = [
+        0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00,
+        0x01, 0xc0, 0xa8, 0x00, 0xc7,
+    ];
+    assert_eq!(csum_fold(csum_partial(&hdr, 0)), 0);
+    hdr[10..12].copy_from_slice(&[0, 0]);
+    assert_eq!(csum_fold(csum_partial(&hdr, 0)).to_ne_bytes(), [0xb8, 0x61]);
+    hdr[15] ^= 1;
+    hdr[10..12].copy_from_slice(&[0xb8, 0x61]);
+    assert_ne!(csum_fold(csum_partial(&hdr, 0)), 0);
+}
+
+#[test]
+fn udp_with_pseudo_header() {
+    // 10.0.0.1:4660 -> 10.0.0.2:22136, payload "abcd", checksum field zero; the checksum was
+    // worked by hand: pseudo 0a00+0001+0a00+0002+0011+000c, header 1234+5678+000c, data
+    // 6162+6364: 1420 + 68b8 + c4c6 = 1_419e -> 419f, complement be60.
+    let mut udp = [
+        0x12, 0x34, 0x56, 0x78, 0x00, 0x0c, 0x00, 0x00, b'a', b'b', b'c', b'd',
+    ];
+    let (s, d) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let check = csum_tcpudp_magic(s, d, 12, 17, csum_partial(&udp, 0));
+    assert_eq!(check.to_ne_bytes(), [0xbe, 0x60]);
+    udp[6..8].copy_from_slice(&check.to_ne_bytes());
+    assert_eq!(csum_tcpudp_magic(s, d, 12, 17, csum_partial(&udp, 0)), 0);
+    // nofold keeps the pseudo-header sum composable.
+    let pseudo = csum_tcpudp_nofold(s, d, 12, 17, 0);
+    assert_eq!(csum_fold(csum_add(pseudo, csum_partial(&udp, 0))), 0);
+}
+
+#[test]
+fn partial_matches_reference_every_backend_offset_length() {
+    let buf = pattern(4096 + 64, 1);
+    for &b in Backend::supported() {
+        for off in [0, 1, 2, 3, 5, 8, 31, 33] {
+            for len in 0..=4096 {
+                let data = &buf[off..off + len];
+                let want = reference(data);
+                assert_eq!(
+                    csum_partial_with(b, data, 0).unwrap(),
+                    want,
+                    "{b} {off} {len}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_matches_reference_every_backend_mode_offset_length() {
+    let src_buf = pattern(4096 + 64, 2);
+    let mut dst_buf = vec![0u8; 4096 + 128];
+    for &b in Backend::supported() {
+        for mode in MODES {
+            for (so, d_o) in [(0, 0), (1, 0), (0, 1), (3, 7), (2, 63), (33, 17)] {
+                for len in 0..=4096 {
+                    let src = &src_buf[so..so + len];
+                    dst_buf.fill(0xee);
+                    let got =
+                        csum_and_copy_with(b, &mut dst_buf[d_o..d_o + len], src, mode).unwrap();
+                    assert_eq!(got, reference(src), "{b} {mode:?} {so} {d_o} {len}");
+                    assert_eq!(
+                        &dst_buf[d_o..d_o + len],
+                        src,
+                        "{b} {mode:?} {so} {d_o} {len}"
+                    );
+                    assert!(
+                        dst_buf[..d_o]
+                            .iter()
+                            .chain(&dst_buf[d_o + len..])
+                            .all(|&x| x == 0xee),
+                        "{b} {mode:?} {so} {d_o} {len}: wrote outside the destination"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn large_and_extreme_sums() {
+    // All 0xff words sum to 0xffff (negative zero), never to 0; all zero stays 0.
+    for len in [0, 1, 2, 3, 100, 1 << 16, (1 << 20) + 3] {
+        let ones = vec![0xffu8; len];
+        let zeros = vec![0u8; len];
+        let mut dst = vec![0u8; len];
+        for &b in Backend::supported() {
+            for mode in MODES {
+                let s = csum_and_copy_with(b, &mut dst, &ones, mode).unwrap();
+                assert_eq!(s, reference(&ones), "{b} {mode:?} {len}");
+                let z = csum_and_copy_with(b, &mut dst, &zeros, mode).unwrap();
+                assert_eq!(z, 0, "{b} {mode:?} {len}");
+            }
+        }
+    }
+    let big = pattern(3 << 20, 5);
+    for &b in Backend::supported() {
+        assert_eq!(
+            csum_partial_with(b, &big[1..], 0).unwrap(),
+            reference(&big[1..])
+        );
+    }
+}
+
+#[test]
+fn blocks_at_odd_offsets_combine() {
+    let data = pattern(3000, 9);
+    let whole = csum_partial(&data, 0);
+    for cut in [0, 1, 2, 7, 63, 64, 65, 1499, 1500, 2999, 3000] {
+        let (a, b) = data.split_at(cut);
+        let joined = csum_block_add(csum_partial(a, 0), csum_partial(b, 0), cut);
+        assert_eq!(joined, whole, "cut {cut}");
+        // Three blocks, the middle one odd-sized.
+        if cut + 333 <= data.len() {
+            let (b1, b2) = b.split_at(333);
+            let s = csum_block_add(csum_partial(a, 0), csum_partial(b1, 0), cut);
+            let s = csum_block_add(s, csum_partial(b2, 0), cut + 333);
+            assert_eq!(s, whole, "cut {cut} + 333");
+        }
+    }
+    // `initial` is a running sum of earlier even-length data.
+    let (a, b) = data.split_at(1000);
+    assert_eq!(csum_partial(b, csum_partial(a, 0)), whole);
+}
+
+#[test]
+fn mismatched_lengths_panic_without_writing() {
+    let mut dst = [1u8; 4];
+    let r = std::panic::catch_unwind(move || {
+        csum_and_copy(&mut dst, &[2u8; 5], Mode::Temporal);
+    });
+    let msg = r.unwrap_err();
+    let msg = msg.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("(5)") && msg.contains("(4)"), "{msg}");
+}
+
+#[cfg(unix)]
+mod guard {
+    //! Buffers that start right after and end right before PROT_NONE pages: any read or write
+    //! past either end faults.
+    use super::*;
+
+    struct Guarded {
+        base: *mut u8,
+        total: usize,
+        page: usize,
+    }
+
+    impl Guarded {
+        /// `pages` usable pages between two inaccessible ones.
+        fn new(pages: usize) -> Guarded {
+            // SAFETY: plain anonymous mappings and mprotect of pages we own.
+            unsafe {
+                let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+                let total = (pages + 2) * page;
+                let base = libc::mmap(
+                    core::ptr::null_mut(),
+                    total,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(base, libc::MAP_FAILED);
+                let base = base.cast::<u8>();
+                assert_eq!(libc::mprotect(base.cast(), page, libc::PROT_NONE), 0);
+                assert_eq!(
+                    libc::mprotect(base.add(total - page).cast(), page, libc::PROT_NONE),
+                    0
+                );
+                Guarded { base, total, page }
+            }
+        }
+        fn get(&self) -> &[u8] {
+            // SAFETY: the pages between the guards are mapped and owned by `self`.
+            unsafe {
+                core::slice::from_raw_parts(self.base.add(self.page), self.total - 2 * self.page)
+            }
+        }
+        fn usable(&mut self) -> &mut [u8] {
+            // SAFETY: the pages between the guards are mapped read-write and owned by `self`.
+            unsafe {
+                core::slice::from_raw_parts_mut(
+                    self.base.add(self.page),
+                    self.total - 2 * self.page,
+                )
+            }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: unmapping our own mapping.
+            unsafe { libc::munmap(self.base.cast(), self.total) };
+        }
+    }
+
+    #[test]
+    fn never_touches_past_either_buffer() {
+        let mut src_map = Guarded::new(2);
+        let mut dst_map = Guarded::new(2);
+        let n = src_map.usable().len();
+        let fill = pattern(n, 3);
+        src_map.usable().copy_from_slice(&fill);
+        let lens = (0..=300).chain([1023, 1024, 1025, 2047, 4095, 4096, 4097, 8000, n]);
+        for &b in Backend::supported() {
+            for mode in MODES {
+                for len in lens.clone() {
+                    // Flush against the start guard, then against the end guard, both buffers.
+                    for (s_at, d_at) in [(0, 0), (n - len, n - len), (0, n - len), (n - len, 0)] {
+                        let src = &src_map.get()[s_at..s_at + len];
+                        let want = reference(src);
+                        assert_eq!(csum_partial_with(b, src, 0).unwrap(), want);
+                        let dst = &mut dst_map.usable()[d_at..d_at + len];
+                        let got = csum_and_copy_with(b, dst, src, mode).unwrap();
+                        assert_eq!(got, want, "{b} {mode:?} {len} {s_at} {d_at}");
+                        assert_eq!(dst, src);
+                    }
+                }
+            }
+        }
+    }
+}
