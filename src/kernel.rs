@@ -219,7 +219,11 @@ const _: () = assert!(STREAM_MIN >= 2 * STREAM_LINE);
 /// # Safety
 /// As [`temporal`], and `len >= 2 * STREAM_LINE`. The caller fences before returning.
 #[inline(always)]
-unsafe fn stream<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) -> (usize, usize) {
+pub(crate) unsafe fn stream<V: Vector, S: Source>(
+    dst: *mut u8,
+    src: S,
+    len: usize,
+) -> (usize, usize) {
     let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
     let body_end = head + ((len - head) & !(STREAM_LINE - 1));
     // SAFETY: `head < STREAM_LINE <= len` and `body_end <= len`; every streamed register is
@@ -270,6 +274,24 @@ pub(crate) unsafe fn flush_cache<V: Vector, S: Source>(
     len: usize,
     op: FlushOp,
 ) {
+    // SAFETY: forwarded contract; the fence follows every streamed store and write-back.
+    unsafe {
+        flush_unfenced::<V, S>(dst, src, len, op);
+        arch::flush_fence(op);
+    }
+}
+
+/// [`flush_cache`] without the closing fence, for callers that copy many pieces and fence once.
+///
+/// # Safety
+/// As [`flush_cache`]; the caller runs `arch::flush_fence(op)` before returning to safe code.
+#[inline(always)]
+pub(crate) unsafe fn flush_unfenced<V: Vector, S: Source>(
+    dst: *mut u8,
+    src: S,
+    len: usize,
+    op: FlushOp,
+) {
     // SAFETY: forwarded contract; flushing only names lines that hold destination bytes.
     unsafe {
         if len < STREAM_MIN {
@@ -284,7 +306,6 @@ pub(crate) unsafe fn flush_cache<V: Vector, S: Source>(
                 arch::flush_range(op, dst, len);
             }
         }
-        arch::flush_fence(op);
     }
 }
 
@@ -302,6 +323,8 @@ pub(crate) struct Kernels {
     pub(crate) csum_copy_temporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
     pub(crate) csum_copy_nontemporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
     pub(crate) csum_copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp) -> u32,
+    /// Unfenced pieces for the scatter-gather cursors (`crate::iter`).
+    pub(crate) iter: crate::stream::IterKernels,
 }
 
 /// Instantiates the algorithm for one register type inside `#[target_feature]` entry points and
@@ -376,6 +399,7 @@ macro_rules! kernels {
                 csum_copy_temporal: csum_copy_t,
                 csum_copy_nontemporal: csum_copy_nt,
                 csum_copy_flush: csum_copy_fc,
+                iter: $crate::stream::iter_kernels!($v $(, $feature)?),
             }
         };
     };

@@ -40,9 +40,12 @@ extern crate std;
 mod arch;
 mod cpu;
 mod dispatch;
+pub mod iter;
 mod kernel;
 pub mod net;
 pub mod page;
+pub mod policy;
+mod stream;
 mod vector;
 
 pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};

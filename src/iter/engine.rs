@@ -1,0 +1,200 @@
+//! The one iteration engine (Linux `iterate_and_advance2`) and the per-mode store kinds.
+
+use super::seg::{Bvecs, Iovecs, Table, Ubuf};
+use super::{Cursor, Direction, Segs};
+use crate::arch;
+use crate::kernel::Kernels;
+use crate::policy::{FlushCache, NonTemporal, Temporal};
+use crate::stream::Gather;
+use crate::FlushOp;
+
+impl<D: Direction> Cursor<'_, D> {
+    /// Walks up to `len` bytes (at most `count`) from the cursor's position, calling
+    /// `step(base, n, done)` for each piece: `n` bytes at `base` inside one segment, `done`
+    /// bytes into the walk. `step` returns how many of its `n` bytes it did **not** process; a
+    /// nonzero answer ends the walk. The cursor advances by exactly the bytes processed, which
+    /// are returned. Empty segments are handed over as empty pieces.
+    ///
+    /// `base..base + n` is valid for reads, and for a [`Dest`](super::Dest) also for writes,
+    /// for the duration of the call, and is not accessed by anything else meanwhile (a
+    /// `Source`'s step must not write). A discarding cursor calls no step and processes
+    /// everything.
+    #[inline(always)]
+    pub(crate) fn iterate<F>(&mut self, len: usize, step: F) -> usize
+    where
+        F: FnMut(*mut u8, usize, usize) -> usize,
+    {
+        let len = len.min(self.count);
+        match self.segs {
+            Segs::Ubuf(p, n) => self.walk(Ubuf(p, n), len, step),
+            Segs::Iovec(p) => self.walk(Iovecs(p), len, step),
+            Segs::Bvec(p) => self.walk(Bvecs(p), len, step),
+            Segs::Discard(_) => {
+                self.off += len;
+                self.pos += len;
+                self.count -= len;
+                len
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn walk<T: Table, F>(&mut self, table: T, len: usize, mut step: F) -> usize
+    where
+        F: FnMut(*mut u8, usize, usize) -> usize,
+    {
+        let (nr, mut idx, mut off, mut done) = (self.nr, self.idx, self.off, 0);
+        while done < len && idx < nr {
+            // SAFETY: `idx < nr`.
+            let (base, seg_len) = unsafe { table.seg(idx) };
+            let n = (seg_len - off).min(len - done);
+            // `off <= seg_len` (invariant), so the piece is inside the segment.
+            let left = step(base.wrapping_add(off), n, done);
+            debug_assert!(left <= n);
+            let did = n - left;
+            done += did;
+            off += did;
+            if left != 0 {
+                break;
+            }
+            if off == seg_len {
+                idx += 1;
+                off = 0;
+            }
+        }
+        self.idx = idx;
+        self.off = off;
+        self.pos += done;
+        self.count -= done;
+        done
+    }
+}
+
+/// How one call stores, as a type: [`Temporal`], [`NonTemporal`] or [`FlushCache`]. The steps
+/// are generic over it, so each mode has its own loop and no per-segment mode branch.
+pub(crate) trait Kind {
+    /// Whether a gather into contiguous memory goes through a [`Gather`] line writer.
+    const GATHER: bool;
+
+    /// Copies one piece. No fence.
+    ///
+    /// # Safety
+    /// `crate::copy_raw`'s contract; `k` (and `op` for flush) runs on this CPU.
+    unsafe fn copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize);
+
+    /// Fills one piece. No fence.
+    ///
+    /// # Safety
+    /// `crate::fill_raw`'s contract; `k` (and `op`) runs on this CPU.
+    unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize);
+
+    /// Orders everything stored by the call; once per call.
+    ///
+    /// # Safety
+    /// `op` runs on this CPU.
+    unsafe fn fence(op: FlushOp);
+
+    /// The flush instruction for a [`Gather`] finish, if any.
+    fn flush(op: FlushOp) -> Option<FlushOp>;
+}
+
+impl Kind for Temporal {
+    const GATHER: bool = false;
+    #[inline(always)]
+    unsafe fn copy(k: &Kernels, _: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { (k.copy_temporal)(dst, src, len) }
+    }
+    #[inline(always)]
+    unsafe fn fill(k: &Kernels, _: FlushOp, dst: *mut u8, byte: u8, len: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { (k.fill_temporal)(dst, byte, len) }
+    }
+    #[inline(always)]
+    unsafe fn fence(_: FlushOp) {}
+    #[inline(always)]
+    fn flush(_: FlushOp) -> Option<FlushOp> {
+        None
+    }
+}
+
+impl Kind for NonTemporal {
+    const GATHER: bool = true;
+    #[inline(always)]
+    unsafe fn copy(k: &Kernels, _: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract; the call fences through `fence`.
+        unsafe { (k.iter.copy_stream)(dst, src, len) }
+    }
+    #[inline(always)]
+    unsafe fn fill(k: &Kernels, _: FlushOp, dst: *mut u8, byte: u8, len: usize) {
+        // SAFETY: as above.
+        unsafe { (k.iter.fill_stream)(dst, byte, len) }
+    }
+    #[inline(always)]
+    unsafe fn fence(_: FlushOp) {
+        // SAFETY: no requirement on x86_64/aarch64 baselines.
+        unsafe { arch::stream_fence() }
+    }
+    #[inline(always)]
+    fn flush(_: FlushOp) -> Option<FlushOp> {
+        None
+    }
+}
+
+impl Kind for FlushCache {
+    const GATHER: bool = true;
+    #[inline(always)]
+    unsafe fn copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract; the call fences through `fence`.
+        unsafe { (k.iter.copy_flush)(dst, src, len, op) }
+    }
+    #[inline(always)]
+    unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize) {
+        // SAFETY: as above.
+        unsafe { (k.iter.fill_flush)(dst, byte, len, op) }
+    }
+    #[inline(always)]
+    unsafe fn fence(op: FlushOp) {
+        // SAFETY: `op` runs on this CPU (caller).
+        unsafe { arch::flush_fence(op) }
+    }
+    #[inline(always)]
+    fn flush(op: FlushOp) -> Option<FlushOp> {
+        Some(op)
+    }
+}
+
+/// Gathers up to `len` bytes from `src` into `dst..dst + len`; returns the bytes moved. No
+/// fence.
+///
+/// # Safety
+/// `dst..dst + len` writable, not overlapping any of `src`'s segments and not accessed by
+/// anything else meanwhile; `k`/`op` run on this CPU; the caller runs `K::fence(op)`.
+#[inline(always)]
+pub(crate) unsafe fn gather<K: Kind, D: Direction>(
+    k: &Kernels,
+    op: FlushOp,
+    dst: *mut u8,
+    len: usize,
+    src: &mut Cursor<'_, D>,
+) -> usize {
+    if K::GATHER {
+        let mut w = Gather::new(dst);
+        // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
+        // len` because the walk moves at most `len` bytes.
+        unsafe {
+            src.iterate(len, |base, n, _| {
+                (k.iter.gather_append)(&mut w, base, n);
+                0
+            });
+            (k.iter.gather_finish)(&mut w, K::flush(op));
+        }
+        w.written()
+    } else {
+        src.iterate(len, |base, n, done| {
+            // SAFETY: as above.
+            unsafe { K::copy(k, op, dst.add(done), base, n) };
+            0
+        })
+    }
+}
