@@ -100,7 +100,7 @@ unsafe fn stream_lines<V: Vector>(dst: *mut u8, src: *const u8, lines: usize) {
 pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8, mut len: usize) {
     const L: usize = STREAM_LINE;
     let lo = (w.dst as usize).wrapping_add(w.pos) & (L - 1);
-    // SAFETY (whole body): `line` moves stay inside `line[lo..L]`; destination moves stay inside
+    // SAFETY: `line` moves stay inside `line[lo..L]`; destination moves stay inside
     // `w.dst..w.dst + w.pos + len`, except that a completed line is streamed only when it starts
     // at or after `w.dst`, so it lies entirely in the destination.
     unsafe {
@@ -204,26 +204,32 @@ macro_rules! iter_kernels {
         // features; the cursor engine upholds the range contracts.
         $(#[target_feature(enable = $feature)])?
         unsafe fn copy_s(d: *mut u8, s: *const u8, n: usize) {
+            // SAFETY: see the comment above the entry points.
             unsafe { stream_piece::<$v, Mem>(d, Mem(s), n) }
         }
         $(#[target_feature(enable = $feature)])?
         unsafe fn fill_s(d: *mut u8, b: u8, n: usize) {
+            // SAFETY: see the comment above the entry points.
             unsafe { stream_piece::<$v, Splat>(d, Splat(b), n) }
         }
         $(#[target_feature(enable = $feature)])?
         unsafe fn copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) {
+            // SAFETY: see the comment above the entry points.
             unsafe { flush_unfenced::<$v, Mem>(d, Mem(s), n, op) }
         }
         $(#[target_feature(enable = $feature)])?
         unsafe fn fill_f(d: *mut u8, b: u8, n: usize, op: FlushOp) {
+            // SAFETY: see the comment above the entry points.
             unsafe { flush_unfenced::<$v, Splat>(d, Splat(b), n, op) }
         }
         $(#[target_feature(enable = $feature)])?
         unsafe fn g_append(w: &mut Gather, s: *const u8, n: usize) {
+            // SAFETY: see the comment above the entry points.
             unsafe { gather_append::<$v>(w, s, n) }
         }
         $(#[target_feature(enable = $feature)])?
         unsafe fn g_finish(w: &mut Gather, op: Option<FlushOp>) {
+            // SAFETY: see the comment above the entry points.
             unsafe { gather_finish::<$v>(w, op) }
         }
         IterKernels {

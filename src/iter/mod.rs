@@ -97,6 +97,7 @@ pub type Dest<'a> = Cursor<'a, Writes>;
 /// The segment list, as raw parts. `Discard` counts as one segment of `total` bytes that no
 /// step ever sees.
 #[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "bytes"), allow(dead_code))]
 enum Segs {
     Ubuf(*mut u8, usize),
     Iovec(*const IoVec<'static>),

@@ -352,7 +352,6 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
         }
         m.check(&c);
     }
-    drop(c);
     drop(iov);
     drop(bv);
     assert!(backing == model, "destination image differs from the model");
@@ -398,7 +397,6 @@ fn cursor_case(k: &Kernels, from: &Layout, to: &Layout, len: usize, mode: Mode) 
     for j in 0..n {
         model[map[j]] = flat[skip + j];
     }
-    drop(dst);
     drop(diov);
     assert!(dback == model, "{mode:?}");
 }
@@ -433,7 +431,7 @@ fn scatter_matches_model() {
 #[test]
 fn cursor_to_cursor_matches_model() {
     fn prop(from: Layout, to: Layout, len: u16, mode: u8) -> bool {
-        let len = if len % 5 == 0 {
+        let len = if len.is_multiple_of(5) {
             usize::MAX
         } else {
             len as usize
@@ -535,7 +533,6 @@ fn kunit_copy_to_kvec() {
             let size = iter.count();
             assert_eq!(copy_to_iter_on(k, &scratch[..size], &mut iter, mode), size);
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
-            drop(iter);
             drop(kvec);
             assert!(buffer == expect, "{mode:?}");
         }
@@ -600,7 +597,6 @@ fn kunit_copy_to_bvec() {
             let size = iter.count();
             assert_eq!(copy_to_iter_on(k, &scratch[..size], &mut iter, mode), size);
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
-            drop(iter);
             assert!(buffer == expect, "{mode:?}");
         }
     }
@@ -776,7 +772,6 @@ fn std_io_round_trip() {
         dst.write_all(b"123456789").unwrap_err().kind(),
         std::io::ErrorKind::WriteZero
     );
-    drop(dst);
     assert_eq!((&x, &y), (b"1234", b"5678"));
 }
 
@@ -802,7 +797,6 @@ fn bytes_buf_round_trip() {
     dst.put_u32(0xdead_beef);
     dst.put_slice(b"abcd");
     assert_eq!(dst.remaining_mut(), 0);
-    drop(dst);
     assert_eq!((&x, &y), (b"\xde\xad\xbe", b"\xefabcd"));
     let mut sink = Dest::discard(20);
     sink.put_u64(1);
