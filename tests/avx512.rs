@@ -1,0 +1,26 @@
+//! The AVX-512 backend, run under Bochs by `.ci/run` (this machine has no AVX-512):
+//! `TEST_ARGS="--test-threads=1 --ignored avx512" test-avx512.sh`. The test fails unless the
+//! CPU reports AVX-512 and dispatch picked it, and prints a marker `.ci/run` looks for, so a
+//! green Bochs run that never ran AVX-512 code cannot pass.
+
+mod common;
+use cachecopy::Backend;
+use common::*;
+
+#[test]
+#[ignore = "needs AVX-512; .ci/run runs it under Bochs"]
+fn avx512_backend_tables() {
+    assert!(
+        Backend::supported().contains(&Backend::Avx512),
+        "AVX-512 backend not supported here: {:?}",
+        cachecopy::cpu().features
+    );
+    assert_eq!(Backend::active(), Backend::Avx512);
+    let b = Backend::Avx512;
+    table_all_lengths(b);
+    table_offsets(b);
+    table_large(b);
+    table_fill(b);
+    table_guard_pages(b);
+    println!("cachecopy: AVX512 BACKEND EXERCISED");
+}

@@ -1,0 +1,305 @@
+//! Shared test rig: guard-page buffers, patterns and the reference tables every backend runs.
+#![allow(dead_code)]
+
+use cachecopy::{Backend, Mode};
+
+pub const MODES: [Mode; 4] = [
+    Mode::Temporal,
+    Mode::NonTemporal,
+    Mode::FlushCache,
+    Mode::Auto,
+];
+
+/// A byte pattern that differs at every position within 251 bytes and between seeds.
+pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i % 251) as u8 ^ seed.wrapping_mul(37))
+        .collect()
+}
+
+/// Pages of read-write memory between two `PROT_NONE` guard pages: touching a byte just before
+/// or after the region faults, so a vector head or tail that strays outside is caught.
+pub struct Guarded {
+    base: *mut u8,
+    total: usize,
+    page: usize,
+    len: usize,
+}
+
+impl Guarded {
+    /// Room for at least `len` bytes (rounded up to whole pages).
+    pub fn new(len: usize) -> Guarded {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let inner = len.div_ceil(page).max(1) * page;
+        let total = inner + 2 * page;
+        // SAFETY: anonymous private mapping, checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "mmap failed");
+        let base = base.cast::<u8>();
+        // SAFETY: both guard pages lie inside the mapping just made.
+        unsafe {
+            assert_eq!(libc::mprotect(base.cast(), page, libc::PROT_NONE), 0);
+            assert_eq!(
+                libc::mprotect(base.add(page + inner).cast(), page, libc::PROT_NONE),
+                0
+            );
+        }
+        Guarded {
+            base,
+            total,
+            page,
+            len: inner,
+        }
+    }
+
+    /// `len` bytes starting exactly at the first usable byte (just after the low guard page).
+    pub fn at_start(&mut self, len: usize) -> &mut [u8] {
+        assert!(len <= self.len);
+        // SAFETY: inside the read-write part of the mapping, borrowed mutably from `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(self.page), len) }
+    }
+
+    /// `len` bytes ending exactly at the last usable byte (just before the high guard page).
+    pub fn at_end(&mut self, len: usize) -> &mut [u8] {
+        assert!(len <= self.len);
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(self.page + self.len - len), len) }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`.
+        unsafe { libc::munmap(self.base.cast(), self.total) };
+    }
+}
+
+const CANARY: u8 = 0xC5;
+
+/// Copies `len` bytes from source offset `so` to destination offset `d_o` with exactly
+/// `backend` and `mode`, and checks the copy and the canaries on both sides of it.
+pub fn check_copy(
+    backend: Backend,
+    mode: Mode,
+    so: usize,
+    d_o: usize,
+    len: usize,
+    src: &[u8],
+    dst: &mut Vec<u8>,
+) {
+    let room = d_o + len + 64;
+    dst.clear();
+    dst.resize(room, CANARY);
+    cachecopy::copy_with(backend, &mut dst[d_o..d_o + len], &src[so..so + len], mode).unwrap();
+    if dst[d_o..d_o + len] != src[so..so + len] {
+        let at = (0..len).find(|&i| dst[d_o + i] != src[so + i]).unwrap();
+        panic!("{backend:?} {mode:?} src+{so} dst+{d_o} len {len}: first wrong byte at {at}");
+    }
+    let outside = dst[..d_o]
+        .iter()
+        .chain(&dst[d_o + len..])
+        .position(|&b| b != CANARY);
+    assert!(
+        outside.is_none(),
+        "{backend:?} {mode:?} src+{so} dst+{d_o} len {len}: byte outside the destination changed"
+    );
+}
+
+/// Fills `len` bytes at `d_o` and checks the fill and the canaries.
+pub fn check_fill(
+    backend: Backend,
+    mode: Mode,
+    d_o: usize,
+    len: usize,
+    byte: u8,
+    dst: &mut Vec<u8>,
+) {
+    dst.clear();
+    dst.resize(d_o + len + 64, CANARY);
+    cachecopy::fill_with(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
+    let bad = dst[d_o..d_o + len].iter().position(|&b| b != byte);
+    assert!(
+        bad.is_none(),
+        "{backend:?} {mode:?} fill dst+{d_o} len {len}: byte {bad:?} wrong"
+    );
+    let outside = dst[..d_o]
+        .iter()
+        .chain(&dst[d_o + len..])
+        .position(|&b| b != CANARY);
+    assert!(
+        outside.is_none(),
+        "{backend:?} {mode:?} fill dst+{d_o} len {len}: byte outside the destination changed"
+    );
+}
+
+/// Lengths next to every size-class boundary of every kernel: scalar pairs (2..16), register
+/// pairs and quads (16..512 for 8..64-byte registers), the streaming cut-over (1 KiB) and
+/// whole/partial lines around it.
+pub fn boundary_lengths() -> Vec<usize> {
+    let mut v = Vec::new();
+    for b in [1usize, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048] {
+        v.extend([b - 1, b, b + 1]);
+    }
+    v.extend([1023 + 64, 1024 + 63, 1024 + 65, 1024 + 127, 1024 + 129]);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Scale of the tables: full natively, reduced under Miri (~100x slower).
+pub fn miri() -> bool {
+    cfg!(miri)
+}
+
+/// Every length 0..=1024 at several offset pairs.
+pub fn table_all_lengths(backend: Backend) {
+    let max = if miri() { 80 } else { 1024 };
+    let pairs: &[(usize, usize)] = if miri() {
+        &[(0, 0), (1, 3)]
+    } else {
+        &[
+            (0, 0),
+            (1, 0),
+            (0, 1),
+            (3, 61),
+            (63, 1),
+            (17, 33),
+            (32, 32),
+            (5, 5),
+        ]
+    };
+    let src = pattern(max + 64, 1);
+    let mut dst = Vec::new();
+    for mode in MODES {
+        for &(so, d_o) in pairs {
+            for len in 0..=max {
+                check_copy(backend, mode, so, d_o, len, &src, &mut dst);
+            }
+        }
+    }
+}
+
+/// All 64 x 64 (source, destination) offset pairs at every boundary length.
+pub fn table_offsets(backend: Backend) {
+    let lens = if miri() {
+        vec![7, 16, 33, 129]
+    } else {
+        boundary_lengths()
+    };
+    let step = if miri() { 21 } else { 1 };
+    let src = pattern(2200 + 64, 2);
+    let mut dst = Vec::new();
+    for mode in MODES {
+        for &len in &lens {
+            for so in (0..64).step_by(step) {
+                for d_o in (0..64).step_by(step) {
+                    check_copy(backend, mode, so, d_o, len, &src, &mut dst);
+                }
+            }
+        }
+    }
+}
+
+/// Around 4 KiB, 64 KiB, 1 MiB and a few odd multi-MiB sizes.
+pub fn table_large(backend: Backend) {
+    let mut lens = vec![
+        4095,
+        4096,
+        4097,
+        65535,
+        65536,
+        65537,
+        (1 << 20) - 1,
+        1 << 20,
+        (1 << 20) + 1,
+    ];
+    lens.extend([(3 << 20) + 17, (5 << 20) - 3]);
+    if miri() {
+        lens = vec![4095, 4097];
+    }
+    let src = pattern(*lens.iter().max().unwrap() + 64, 3);
+    let mut dst = Vec::new();
+    for mode in MODES {
+        for &len in &lens {
+            for (so, d_o) in [(0, 0), (1, 63), (33, 7)] {
+                check_copy(backend, mode, so, d_o, len, &src, &mut dst);
+            }
+        }
+    }
+}
+
+/// Fill: offsets 0..=63 at every length 0..=1024 (and boundaries and multi-MiB sizes).
+pub fn table_fill(backend: Backend) {
+    let (max, step) = if miri() { (70, 13) } else { (1024, 1) };
+    let mut dst = Vec::new();
+    for mode in MODES {
+        for d_o in (0..64).step_by(step) {
+            for len in 0..=max {
+                check_fill(backend, mode, d_o, len, (len as u8) | 1, &mut dst);
+            }
+        }
+        if !miri() {
+            for &len in boundary_lengths()
+                .iter()
+                .chain(&[4095, 65537, (3 << 20) + 5])
+            {
+                for d_o in [0, 1, 31, 63] {
+                    check_fill(backend, mode, d_o, len, 0, &mut dst);
+                }
+            }
+        }
+    }
+}
+
+/// Source and destination flush against `PROT_NONE` pages on both sides.
+pub fn table_guard_pages(backend: Backend) {
+    let mut lens: Vec<usize> = (0..=300).collect();
+    lens.extend(boundary_lengths());
+    lens.extend([4095, 4096, 4097, 8191, 12289]);
+    if miri() {
+        return; // Miri cannot mmap; its own checker already catches any out-of-bounds access.
+    }
+    let max = *lens.iter().max().unwrap();
+    let mut s = Guarded::new(max);
+    let mut d = Guarded::new(max);
+    for mode in MODES {
+        for &len in &lens {
+            let want = pattern(len, len as u8);
+            for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {
+                let src = if s_end {
+                    s.at_end(len)
+                } else {
+                    s.at_start(len)
+                };
+                src.copy_from_slice(&want);
+                let src: &[u8] = src;
+                let dst = if d_end {
+                    d.at_end(len)
+                } else {
+                    d.at_start(len)
+                };
+                dst.fill(0);
+                cachecopy::copy_with(backend, dst, src, mode).unwrap();
+                assert!(
+                    dst == want.as_slice(),
+                    "{backend:?} {mode:?} guarded copy len {len}"
+                );
+                cachecopy::fill_with(backend, dst, 0x3c, mode).unwrap();
+                assert!(
+                    dst.iter().all(|&b| b == 0x3c),
+                    "{backend:?} {mode:?} guarded fill len {len}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Every backend this CPU runs x every mode, against the reference (`copy_from_slice`/`fill`).
+
+mod common;
+use cachecopy::{copy, copy_with, copy_with_flush, fill, Backend, FlushOp, Mode};
+use common::*;
+use quickcheck_macros::quickcheck;
+
+#[test]
+fn every_length_every_backend() {
+    for &b in Backend::supported() {
+        table_all_lengths(b);
+    }
+}
+
+#[test]
+fn all_offset_pairs_at_boundaries() {
+    for &b in Backend::supported() {
+        table_offsets(b);
+    }
+}
+
+#[test]
+fn large_sizes() {
+    for &b in Backend::supported() {
+        table_large(b);
+    }
+}
+
+#[test]
+fn fill_every_backend() {
+    for &b in Backend::supported() {
+        table_fill(b);
+    }
+}
+
+#[test]
+fn guard_pages() {
+    for &b in Backend::supported() {
+        table_guard_pages(b);
+    }
+}
+
+#[test]
+fn dispatch_picks_the_best_supported() {
+    let s = Backend::supported();
+    assert!(!s.is_empty());
+    assert_eq!(s[0], Backend::Generic);
+    if std::env::var_os("CACHECOPY_BACKEND").is_none() {
+        assert_eq!(Backend::active(), *s.last().unwrap());
+    }
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        assert!(s.contains(&Backend::Sse2));
+        assert_eq!(
+            s.contains(&Backend::Avx2),
+            std::is_x86_feature_detected!("avx2")
+        );
+        assert_eq!(
+            s.contains(&Backend::Avx512),
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+        );
+        assert!(!s.contains(&Backend::Neon));
+    }
+}
+
+#[test]
+fn unsupported_backend_is_an_error_and_writes_nothing() {
+    let all = [
+        Backend::Generic,
+        Backend::Sse2,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ];
+    for b in all
+        .into_iter()
+        .filter(|b| !Backend::supported().contains(b))
+    {
+        let mut dst = [0u8; 100];
+        let err = copy_with(b, &mut dst, &[1; 100], Mode::Temporal).unwrap_err();
+        assert!(err.to_string().contains(b.name()), "{err}");
+        assert_eq!(dst, [0; 100]);
+        assert!(cachecopy::fill_with(b, &mut dst, 9, Mode::Temporal).is_err());
+        assert_eq!(dst, [0; 100]);
+    }
+}
+
+#[test]
+#[should_panic(expected = "source length (3) does not match destination length (4)")]
+fn length_mismatch_panics() {
+    copy(&mut [0u8; 4], &[1, 2, 3], Mode::Temporal);
+}
+
+#[test]
+fn backend_names_round_trip() {
+    for b in [
+        Backend::Generic,
+        Backend::Sse2,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ] {
+        assert_eq!(Backend::from_name(b.name()), Some(b));
+    }
+    assert_eq!(Backend::from_name("AVX2"), Some(Backend::Avx2));
+    assert_eq!(Backend::from_name("sse4"), None);
+}
+
+/// `FlushCache` forced through every flush instruction this CPU executes, on every backend;
+/// the ones it lacks are refused.
+#[test]
+fn flush_cache_through_each_instruction() {
+    let cpu = cachecopy::cpu();
+    let ops: Vec<FlushOp> = cpu.flush_ops().collect();
+    assert_eq!(
+        ops[0], cpu.flush,
+        "the preferred instruction is the one used"
+    );
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        let f = cpu.features;
+        assert_eq!(ops.contains(&FlushOp::Clwb), f.clwb);
+        assert_eq!(ops.contains(&FlushOp::Clflushopt), f.clflushopt);
+        assert!(ops.contains(&FlushOp::Clflush));
+        assert!(!ops.contains(&FlushOp::DcCvap));
+    }
+    let src = pattern(70_000, 9);
+    for &b in Backend::supported() {
+        for &op in &ops {
+            for len in [0, 1, 63, 64, 65, 1000, 1024, 4097, 70_000] {
+                for off in [0, 1, 63] {
+                    let mut dst = vec![0u8; len + off];
+                    copy_with_flush(b, op, &mut dst[off..], &src[..len]).unwrap();
+                    assert_eq!(&dst[off..], &src[..len], "{b:?} {op:?} {len} {off}");
+                    cachecopy::fill_with_flush(b, op, &mut dst[off..], 0x77).unwrap();
+                    assert!(dst[off..].iter().all(|&x| x == 0x77));
+                }
+            }
+        }
+    }
+    for op in [
+        FlushOp::Clwb,
+        FlushOp::Clflushopt,
+        FlushOp::Clflush,
+        FlushOp::DcCvap,
+        FlushOp::DcCvac,
+    ] {
+        if !ops.contains(&op) {
+            let mut dst = [0u8; 8];
+            assert!(copy_with_flush(Backend::Generic, op, &mut dst, &[1; 8]).is_err());
+            assert_eq!(dst, [0; 8]);
+        }
+    }
+}
+
+#[test]
+fn thresholds_are_sane_and_settable() {
+    let t = cachecopy::nt_threshold();
+    let c = cachecopy::cpu().caches;
+    assert!(t >= 1 << 20, "{t}");
+    if let Some(l3) = c.l3 {
+        assert!(
+            t <= l3 + c.l2.unwrap_or(0),
+            "threshold {t} above the caches"
+        );
+    }
+    // Auto stays exact on both sides of any threshold.
+    let src = pattern(10_000, 4);
+    for th in [0, 1, 5000, usize::MAX] {
+        cachecopy::set_nt_threshold(th);
+        let mut dst = vec![0u8; 10_000];
+        copy(&mut dst, &src, Mode::Auto);
+        assert_eq!(dst, src);
+        assert_eq!(cachecopy::nt_threshold(), th);
+    }
+    cachecopy::set_nt_threshold(t);
+}
+
+#[test]
+fn zero_and_fill_public_api() {
+    let mut v = vec![1u8; 5000];
+    cachecopy::zero(&mut v, Mode::Auto);
+    assert!(v.iter().all(|&b| b == 0));
+    fill(&mut v[3..], 0xEE, Mode::NonTemporal);
+    assert_eq!(&v[..3], &[0, 0, 0]);
+    assert!(v[3..].iter().all(|&b| b == 0xEE));
+}
+
+/// Random (backend, mode, offsets, length) against the reference.
+#[quickcheck]
+fn prop_copy_matches_reference(b: u8, m: u8, so: u8, d_o: u8, len: u16, seed: u8) -> bool {
+    let backends = Backend::supported();
+    let backend = backends[b as usize % backends.len()];
+    let mode = MODES[m as usize % 4];
+    let (so, d_o, len) = (so as usize % 64, d_o as usize % 64, len as usize % 6000);
+    let src = pattern(so + len, seed);
+    let mut dst = Vec::new();
+    check_copy(backend, mode, so, d_o, len, &src, &mut dst);
+    let byte = seed;
+    check_fill(backend, mode, d_o, len, byte, &mut dst);
+    true
+}

@@ -1,0 +1,135 @@
+//! Dispatch under races and environment overrides. Each case runs in a fresh process (this test
+//! binary re-executed with one ignored test selected), since detection happens once per process.
+
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+
+use cachecopy::{Backend, Mode};
+
+/// Runs the ignored test `name` of this binary in a child with `env` set; returns its stderr.
+fn child(name: &str, env: &[(&str, &str)]) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            name,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .envs(env.iter().copied())
+        .env_remove("CACHECOPY_BACKEND")
+        .env_remove("CACHECOPY_NT_THRESHOLD")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "child {name} failed:\n{}\n{err}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    err
+}
+
+#[test]
+#[ignore = "run in a child by threads_race_the_first_call"]
+fn child_threads_race() {
+    let n = 8;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let src: Vec<u8> = (0..100_000).map(|j| (i * 31 + j) as u8).collect();
+                let mut dst = vec![0u8; src.len()];
+                barrier.wait();
+                cachecopy::copy(
+                    &mut dst,
+                    &src,
+                    [
+                        Mode::Temporal,
+                        Mode::NonTemporal,
+                        Mode::FlushCache,
+                        Mode::Auto,
+                    ][i % 4],
+                );
+                assert_eq!(dst, src);
+                Backend::active()
+            })
+        })
+        .collect();
+    let picked: Vec<Backend> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(picked.iter().all(|&b| b == picked[0]), "{picked:?}");
+    assert_eq!(picked[0], *Backend::supported().last().unwrap());
+}
+
+#[test]
+fn threads_race_the_first_call() {
+    child("child_threads_race", &[]);
+}
+
+#[test]
+#[ignore = "run in a child"]
+fn child_expect_backend() {
+    let want = std::env::var("EXPECT_BACKEND").unwrap();
+    assert_eq!(Backend::active().name(), want);
+    let src = vec![5u8; 3000];
+    let mut dst = vec![0u8; 3000];
+    cachecopy::copy(&mut dst, &src, Mode::NonTemporal);
+    assert_eq!(dst, src);
+}
+
+#[test]
+fn env_forces_each_supported_backend() {
+    for &b in Backend::supported() {
+        let err = child(
+            "child_expect_backend",
+            &[
+                ("CACHECOPY_BACKEND", b.name()),
+                ("EXPECT_BACKEND", b.name()),
+            ],
+        );
+        assert!(!err.contains("ignoring"), "{err}");
+    }
+}
+
+#[test]
+fn env_refuses_unknown_and_unsupported_backends_once() {
+    let best = Backend::supported().last().unwrap().name();
+    let mut refused = vec!["sse9".to_string()];
+    for b in [Backend::Avx512, Backend::Neon, Backend::Avx2] {
+        if !Backend::supported().contains(&b) {
+            refused.push(b.name().to_string());
+        }
+    }
+    for name in refused {
+        let err = child(
+            "child_expect_backend",
+            &[("CACHECOPY_BACKEND", &name), ("EXPECT_BACKEND", best)],
+        );
+        assert_eq!(
+            err.matches("cachecopy: ignoring CACHECOPY_BACKEND").count(),
+            1,
+            "{err}"
+        );
+        assert!(err.contains(best), "{err}");
+    }
+}
+
+#[test]
+#[ignore = "run in a child"]
+fn child_expect_threshold() {
+    let want: usize = std::env::var("EXPECT_THRESHOLD").unwrap().parse().unwrap();
+    assert_eq!(cachecopy::nt_threshold(), want);
+}
+
+#[test]
+fn env_sets_the_threshold() {
+    child(
+        "child_expect_threshold",
+        &[
+            ("CACHECOPY_NT_THRESHOLD", "12345"),
+            ("EXPECT_THRESHOLD", "12345"),
+        ],
+    );
+}
