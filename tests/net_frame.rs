@@ -15,7 +15,11 @@ fn payload(len: usize, seed: usize) -> Vec<u8> {
 fn asix_fixup(f: &mut Frame) -> bool {
     let before = f.reallocations();
     let len = f.len() as u32;
-    let padlen = if (f.len() + 4).is_multiple_of(512) { 4 } else { 0 };
+    let padlen = if (f.len() + 4).is_multiple_of(512) {
+        4
+    } else {
+        0
+    };
     let header = (((len ^ 0xffff) << 16) + len).to_le_bytes();
     f.push(4).unwrap().copy_from_slice(&header);
     if padlen != 0 {

@@ -296,7 +296,7 @@ fn aligned_blocks_lookup_is_rounding(addr: usize, order: u8) -> bool {
     let c: Compound = AlignedBlocks::new(order)
         .compound(Page::containing(addr))
         .unwrap();
-    c.contains(addr) && c.head().addr() % c.len() == 0 && c.order() == order
+    c.contains(addr) && c.head().addr().is_multiple_of(c.len()) && c.order() == order
 }
 
 #[cfg(target_os = "linux")]

@@ -76,8 +76,10 @@ impl Pool {
     }
 }
 
-static RECORD: Mutex<BTreeMap<(String, usize, Temp, String), Vec<f64>>> =
-    Mutex::new(BTreeMap::new());
+/// (group, size, temperature, variant).
+type Key = (String, usize, Temp, String);
+
+static RECORD: Mutex<BTreeMap<Key, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
 /// Times `f` through criterion and records seconds per iteration under (group, size, temp, name).
 pub fn timed(b: &mut Bencher, key: (&str, usize, Temp, &str), mut f: impl FnMut()) {
