@@ -1,0 +1,129 @@
+//! Section 5: where `Auto` should switch to streaming stores on this machine, measured.
+
+use cachecopy::Mode;
+use serde::Serialize;
+
+use super::measure::{self, Arena, Dest, Op};
+use super::stats::{paired_ratio, Summary};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub size: usize,
+    pub dest: Dest,
+    /// NonTemporal ÷ Temporal, per round.
+    pub ratio: Summary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Calibration {
+    pub points: Vec<Point>,
+    /// Smallest measured size from which NonTemporal is at least as fast as Temporal at every
+    /// larger measured size, for a cold and a hot destination.
+    pub crossover_cold: Option<usize>,
+    pub crossover_hot: Option<usize>,
+    /// The recommended `CACHECOPY_NT_THRESHOLD`: see [`recommend`].
+    pub recommended: Option<usize>,
+    pub builtin: usize,
+    pub glibc: Option<usize>,
+}
+
+/// The smallest size from which `ratio >= 1` holds at that size and every larger one, given
+/// (size, NonTemporal ÷ Temporal) points. `None` when streaming loses at the largest size.
+/// Requiring the whole tail keeps one lucky sample below the real crossover from moving it.
+pub fn crossover(points: &[(usize, f64)]) -> Option<usize> {
+    let mut pts = points.to_vec();
+    pts.sort_by_key(|p| p.0);
+    let mut best = None;
+    for &(size, ratio) in pts.iter().rev() {
+        if ratio < 1.0 {
+            break;
+        }
+        best = Some(size);
+    }
+    best
+}
+
+/// The threshold to recommend: the hot crossover, the size from which streaming is no slower
+/// even when the destination was cached, so `Auto` never loses to `Temporal` by streaming;
+/// below it a cached destination favours temporal stores. When streaming never catches up with
+/// a hot destination in the measured range, the cold crossover times 4 bounds it instead (that
+/// many bytes are already past what the caches keep).
+pub fn recommend(cold: Option<usize>, hot: Option<usize>) -> Option<usize> {
+    hot.or(cold.map(|c| c.saturating_mul(4)))
+}
+
+pub fn run(
+    sizes: &[usize],
+    src: &[u8],
+    arena: &mut Arena,
+    samples: usize,
+    sample_bytes: usize,
+    glibc: Option<usize>,
+    mut tick: impl FnMut(),
+) -> Calibration {
+    let ops = [Op::Copy(Mode::Temporal), Op::Copy(Mode::NonTemporal)];
+    let mut points = Vec::new();
+    for dest in [Dest::Cold, Dest::Hot] {
+        for &size in sizes {
+            let runs = measure::runs_per_sample(size, sample_bytes);
+            let r = measure::interleaved(&ops, size, dest, src, arena, samples, runs);
+            points.push(Point {
+                size,
+                dest,
+                ratio: paired_ratio(&r[1], &r[0]).expect("samples ≥ 1"),
+            });
+            tick();
+        }
+    }
+    let of = |d: Dest| -> Vec<(usize, f64)> {
+        points
+            .iter()
+            .filter(|p| p.dest == d)
+            .map(|p| (p.size, p.ratio.median))
+            .collect()
+    };
+    let (crossover_cold, crossover_hot) = (crossover(&of(Dest::Cold)), crossover(&of(Dest::Hot)));
+    Calibration {
+        points,
+        crossover_cold,
+        crossover_hot,
+        recommended: recommend(crossover_cold, crossover_hot),
+        builtin: cachecopy::nt_threshold(),
+        glibc,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossover_needs_the_whole_tail() {
+        let t = [
+            (1 << 10, 0.5),
+            (4 << 10, 1.1),
+            (16 << 10, 0.9),
+            (64 << 10, 1.2),
+            (256 << 10, 1.4),
+        ];
+        assert_eq!(crossover(&t), Some(64 << 10));
+        // Order does not matter.
+        let mut r = t;
+        r.reverse();
+        assert_eq!(crossover(&r), Some(64 << 10));
+    }
+
+    #[test]
+    fn crossover_edges() {
+        assert_eq!(crossover(&[]), None);
+        assert_eq!(crossover(&[(1, 2.0), (2, 0.99)]), None);
+        assert_eq!(crossover(&[(1, 1.0), (2, 1.5)]), Some(1));
+    }
+
+    #[test]
+    fn recommendation_prefers_hot() {
+        assert_eq!(recommend(Some(16 << 10), Some(8 << 20)), Some(8 << 20));
+        assert_eq!(recommend(Some(16 << 10), None), Some(64 << 10));
+        assert_eq!(recommend(None, None), None);
+    }
+}

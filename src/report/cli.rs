@@ -1,0 +1,213 @@
+//! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--sizes LIST]
+//! [--iterations N]`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+cachecopy: what each copy mode is worth on this machine
+
+Usage: cachecopy [report] [OPTIONS]
+
+Commands:
+  report              print the whole report (the default)
+
+Options:
+  --quick             a shorter run: fewer sizes and samples (under 30 s)
+  --json FILE         also write every figure as JSON to FILE
+  --svg FILE          also plot copy bandwidth versus size (log axes, one line per mode) to FILE
+  --sizes LIST        copy sizes for the bandwidth table, comma-separated, with optional
+                      K/M/G suffixes (KiB/MiB/GiB), e.g. 64,4K,1M,256M
+  --iterations N      samples per figure (default 11, 5 with --quick)
+  -h, --help          print this help
+
+Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto threshold, CACHECOPY_BACKEND=name
+forces a backend; the report shows both.";
+
+/// How big a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    Full,
+    Quick,
+    /// Hidden (`--tiny`): the smallest run that still exercises every section, for the tests.
+    Tiny,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub scale: Scale,
+    pub json: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
+    pub sizes: Option<Vec<usize>>,
+    pub iterations: Option<usize>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Report(Options),
+    Help,
+}
+
+/// Parses the arguments after the program name. `Err` is the message for stderr (exit 2).
+pub fn parse<I>(args: I) -> Result<Command, String>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    use lexopt::prelude::*;
+    let mut opts = Options {
+        scale: Scale::Full,
+        json: None,
+        svg: None,
+        sizes: None,
+        iterations: None,
+    };
+    let mut seen_command = false;
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Long("quick") => opts.scale = Scale::Quick,
+            Long("tiny") => opts.scale = Scale::Tiny,
+            Long("json") => opts.json = Some(p.value().map_err(|e| e.to_string())?.into()),
+            Long("svg") => opts.svg = Some(p.value().map_err(|e| e.to_string())?.into()),
+            Long("sizes") => {
+                let v = p.value().map_err(|e| e.to_string())?;
+                let v = v.to_str().ok_or("--sizes: not valid UTF-8")?;
+                opts.sizes = Some(parse_sizes(v)?);
+            }
+            Long("iterations") => {
+                let v = p.value().map_err(|e| e.to_string())?;
+                let n: usize = v
+                    .to_str()
+                    .and_then(|s| s.trim().parse().ok())
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| format!("--iterations: expected a positive count, got {v:?}"))?;
+                opts.iterations = Some(n);
+            }
+            Value(v) if !seen_command && v == "report" => seen_command = true,
+            Value(v) => return Err(format!("unexpected argument {v:?}")),
+            _ => return Err(arg.unexpected().to_string()),
+        }
+    }
+    Ok(Command::Report(opts))
+}
+
+/// `64,4K,1M` → bytes. K, M and G are binary (KiB, MiB, GiB); an optional trailing `B`/`iB`.
+pub fn parse_sizes(list: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        out.push(parse_size(item).ok_or_else(|| {
+            format!("--sizes: {item:?} is not a size (examples: 64, 4K, 1M, 256M)")
+        })?);
+    }
+    if out.is_empty() {
+        return Err("--sizes: expected at least one size".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    if let Some(&big) = out.iter().find(|&&s| s > 1 << 30) {
+        return Err(format!(
+            "--sizes: {big} is larger than the 1 GiB this report allows"
+        ));
+    }
+    Ok(out)
+}
+
+fn parse_size(s: &str) -> Option<usize> {
+    let upper = s.to_ascii_uppercase();
+    let t = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (digits, shift) = match t.as_bytes().last()? {
+        b'K' => (&t[..t.len() - 1], 10),
+        b'M' => (&t[..t.len() - 1], 20),
+        b'G' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let n: usize = digits.trim().parse().ok()?;
+    (n > 0).then_some(n)?.checked_mul(1 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(args: &[&str]) -> Result<Options, String> {
+        match parse(args.iter().copied())? {
+            Command::Report(o) => Ok(o),
+            Command::Help => Err("help".into()),
+        }
+    }
+
+    #[test]
+    fn defaults_and_subcommand() {
+        let o = opts(&[]).unwrap();
+        assert_eq!(o.scale, Scale::Full);
+        assert_eq!(
+            (o.json, o.svg, o.sizes, o.iterations),
+            (None, None, None, None)
+        );
+        assert_eq!(opts(&["report"]).unwrap().scale, Scale::Full);
+        assert_eq!(opts(&["report", "--quick"]).unwrap().scale, Scale::Quick);
+        assert_eq!(opts(&["--quick", "report"]).unwrap().scale, Scale::Quick);
+    }
+
+    #[test]
+    fn values() {
+        let o = opts(&[
+            "--json",
+            "a.json",
+            "--svg=b.svg",
+            "--sizes",
+            "1M,64, 4k",
+            "--iterations",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!(o.json, Some("a.json".into()));
+        assert_eq!(o.svg, Some("b.svg".into()));
+        assert_eq!(o.sizes, Some(vec![64, 4096, 1 << 20]));
+        assert_eq!(o.iterations, Some(7));
+    }
+
+    #[test]
+    fn help() {
+        assert_eq!(parse(["--help"]), Ok(Command::Help));
+        assert_eq!(parse(["report", "-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn bad_flags_are_refused_with_a_message() {
+        let e = opts(&["--frobnicate"]).unwrap_err();
+        assert!(e.contains("--frobnicate"), "{e}");
+        let e = opts(&["bench"]).unwrap_err();
+        assert!(e.contains("bench"), "{e}");
+        let e = opts(&["report", "report"]).unwrap_err();
+        assert!(e.contains("report"), "{e}");
+        assert!(opts(&["--json"]).unwrap_err().contains("--json"));
+        assert!(opts(&["--iterations", "0"])
+            .unwrap_err()
+            .contains("--iterations"));
+        assert!(opts(&["--iterations", "x"])
+            .unwrap_err()
+            .contains("--iterations"));
+        assert!(opts(&["--sizes", "4Q"]).unwrap_err().contains("4Q"));
+        assert!(opts(&["--sizes", ","]).is_err());
+        assert!(opts(&["--sizes", "2G"]).unwrap_err().contains("1 GiB"));
+        assert!(opts(&["--quick=yes"]).is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(
+            parse_sizes("64B,1KiB,2mb,1G"),
+            Ok(vec![64, 1024, 2 << 20, 1 << 30])
+        );
+        assert_eq!(parse_sizes("8,8,1"), Ok(vec![1, 8]));
+        assert!(parse_sizes("0").is_err());
+        assert!(parse_sizes("-1").is_err());
+        assert!(parse_sizes("99999999999999999999K").is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Section 1: what the crate detected, and where the thresholds come from.
+
+use cachecopy::{Backend, Cpu};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    pub arch: &'static str,
+    pub vendor: String,
+    pub brand: String,
+    pub cpus: usize,
+    pub kernel: Option<String>,
+    pub features: Vec<&'static str>,
+    pub line: usize,
+    pub l1d: Option<usize>,
+    pub l2: Option<usize>,
+    pub l3: Option<usize>,
+    pub l3_shared_by: Option<usize>,
+    pub cache_source: &'static str,
+    pub backends: Vec<&'static str>,
+    pub active: &'static str,
+    pub flush: &'static str,
+    pub flush_ops: Vec<&'static str>,
+    pub nt_threshold: usize,
+    pub nt_threshold_source: String,
+    pub fill_nt_threshold: usize,
+    pub glibc: Option<Glibc>,
+}
+
+/// glibc's own non-temporal threshold for `memcpy`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Glibc {
+    pub nt_threshold: usize,
+    pub how: String,
+}
+
+pub fn detect() -> Machine {
+    let cpu = cachecopy::cpu();
+    let c = cpu.caches;
+    Machine {
+        arch: cpu.arch,
+        vendor: cpu.vendor().to_owned(),
+        brand: cpu.brand().to_owned(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|s| s.trim().to_owned()),
+        features: features(&cpu),
+        line: c.line,
+        l1d: c.l1d,
+        l2: c.l2,
+        l3: c.l3,
+        l3_shared_by: c.l3_shared_by,
+        cache_source: c.source,
+        backends: Backend::supported().iter().map(|b| b.name()).collect(),
+        active: Backend::active().name(),
+        flush: cpu.flush.name(),
+        flush_ops: cpu.flush_ops().map(|op| op.name()).collect(),
+        nt_threshold: cachecopy::nt_threshold(),
+        nt_threshold_source: threshold_source(&cpu, cachecopy::nt_threshold()),
+        fill_nt_threshold: cachecopy::fill_nt_threshold(),
+        glibc: glibc(),
+    }
+}
+
+fn features(cpu: &Cpu) -> Vec<&'static str> {
+    let f = cpu.features;
+    [
+        ("sse2", f.sse2),
+        ("avx2", f.avx2),
+        ("avx512f", f.avx512f),
+        ("avx512bw", f.avx512bw),
+        ("erms", f.erms),
+        ("fsrm", f.fsrm),
+        ("clflush", f.clflush),
+        ("clflushopt", f.clflushopt),
+        ("clwb", f.clwb),
+        ("neon", f.neon),
+        ("dpb", f.dpb),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
+/// Where `cachecopy::nt_threshold()` came from, reproducing the crate's documented rule
+/// (`dispatch::default_thresholds`): the environment, else `L2 + L3 / sharing` (at least
+/// 1 MiB), else a 4 MiB fallback.
+fn threshold_source(cpu: &Cpu, value: usize) -> String {
+    if let Ok(v) = std::env::var("CACHECOPY_NT_THRESHOLD") {
+        if v.trim().parse::<usize>() == Ok(value) {
+            return format!("CACHECOPY_NT_THRESHOLD={}", v.trim());
+        }
+    }
+    let c = cpu.caches;
+    match (c.l2, c.l3) {
+        (Some(l2), Some(l3)) => {
+            let by = c.l3_shared_by.unwrap_or(1).max(1);
+            format!(
+                "L2 + L3 / sharing = {} + {} / {by} (at least 1 MiB), from {}",
+                size(l2),
+                size(l3),
+                c.source
+            )
+        }
+        (Some(l2), None) => format!("2 x L2 = 2 x {} (at least 1 MiB)", size(l2)),
+        _ => "no cache figures: 4 MiB fallback".into(),
+    }
+}
+
+/// glibc's threshold: what its loader reports (`ld.so --list-tunables`, glibc ≥ 2.33), else
+/// glibc 2.26-2.36's rule of 3/4 of the shared cache, which on AMD it takes from the legacy CPUID
+/// leaf 0x80000006 (a 256 MiB "L3" on this project's VM, hence 192 MiB).
+fn glibc() -> Option<Glibc> {
+    const LOADERS: [&str; 3] = [
+        "/lib64/ld-linux-x86-64.so.2",
+        "/lib/ld-linux-aarch64.so.1",
+        "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+    ];
+    for ld in LOADERS {
+        let Ok(out) = std::process::Command::new(ld)
+            .arg("--list-tunables")
+            .output()
+        else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let get = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|h| usize::from_str_radix(h.trim_start_matches("0x"), 16).ok())
+        };
+        if let Some(nt) = get("glibc.cpu.x86_non_temporal_threshold") {
+            let shared = get("glibc.cpu.x86_shared_cache_size").unwrap_or(0);
+            return Some(Glibc {
+                nt_threshold: nt,
+                how: format!(
+                    "`{ld} --list-tunables`: x86_non_temporal_threshold; x86_shared_cache_size = {}{}",
+                    size(shared),
+                    legacy_l3()
+                        .map(|l3| format!(", legacy CPUID 0x80000006 L3 = {}", size(l3)))
+                        .unwrap_or_default()
+                ),
+            });
+        }
+    }
+    legacy_l3().map(|l3| Glibc {
+        nt_threshold: l3 / 4 * 3,
+        how: format!(
+            "computed: 3/4 x the legacy CPUID 0x80000006 L3 ({}), glibc 2.26-2.36's rule on AMD",
+            size(l3)
+        ),
+    })
+}
+
+/// The L3 size the legacy AMD leaf reports (what glibc reads), in bytes.
+fn legacy_l3() -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let info = raw_cpuid::CpuId::new().get_l2_l3_cache_and_tlb_info()?;
+        let units = info.l3cache_size() as usize; // 512 KiB units
+        (units > 0).then_some(units * 512 * 1024)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+/// `1536` → `1.5 KiB`, `4194304` → `4 MiB`.
+pub fn size(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_print_in_binary_units() {
+        assert_eq!(size(64), "64 B");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size(4 << 20), "4 MiB");
+        assert_eq!(size(192 << 20), "192 MiB");
+    }
+
+    #[test]
+    fn detection_is_consistent() {
+        let m = detect();
+        assert!(m.backends.contains(&m.active));
+        assert!(m.line.is_power_of_two());
+        assert_eq!(m.nt_threshold, cachecopy::nt_threshold());
+        assert!(m.flush_ops.first() == Some(&m.flush));
+    }
+}

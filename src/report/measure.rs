@@ -1,0 +1,264 @@
+//! The timing engine: page-aligned, pre-faulted buffers; hot and cold destinations; every
+//! variant of one size measured round by round, interleaved, so drift hits all alike.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use cachecopy::Mode;
+
+use super::stats::{paired_ratio, Summary};
+
+/// One operation the report times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `<[u8]>::copy_from_slice`: glibc `memcpy`.
+    Memcpy,
+    /// `cachecopy::copy` in a mode.
+    Copy(Mode),
+    /// `<[u8]>::fill(0)`: glibc `memset`.
+    Memset,
+    /// `cachecopy::zero` in a mode.
+    Zero(Mode),
+}
+
+pub const MODES: [Mode; 4] = [
+    Mode::Temporal,
+    Mode::NonTemporal,
+    Mode::FlushCache,
+    Mode::Auto,
+];
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Memcpy => "memcpy",
+            Op::Memset => "memset",
+            Op::Copy(m) | Op::Zero(m) => mode_name(m),
+        }
+    }
+
+    /// Runs once over `dst` (and `src[..dst.len()]`).
+    #[inline]
+    pub fn run(self, dst: &mut [u8], src: &[u8]) {
+        let src = &src[..dst.len()];
+        match self {
+            Op::Memcpy => dst.copy_from_slice(black_box(src)),
+            Op::Copy(m) => cachecopy::copy(dst, black_box(src), m),
+            Op::Memset => dst.fill(black_box(0)),
+            Op::Zero(m) => cachecopy::zero(dst, m),
+        }
+        black_box(dst);
+    }
+}
+
+pub fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Temporal => "Temporal",
+        Mode::NonTemporal => "NonTemporal",
+        Mode::FlushCache => "FlushCache",
+        Mode::Auto => "Auto",
+    }
+}
+
+/// Where the destination lives when an operation starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dest {
+    /// The same buffer every time, after one untimed run of the same op: cached whenever it fits
+    /// (and the op leaves it cached).
+    Hot,
+    /// A different slot of an arena several times the L3 each time, visited in a scattered
+    /// order (consecutive slots lie pages apart, so no prefetcher follows): not cached.
+    Cold,
+}
+
+/// A page-aligned, pre-faulted byte buffer.
+pub struct Buf {
+    v: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl Buf {
+    pub fn new(len: usize, byte: u8) -> Buf {
+        // A non-zero fill writes every page now, so no timed run takes a page fault.
+        let v = vec![byte; len + 4096];
+        let off = v.as_ptr().align_offset(4096);
+        Buf { v, off, len }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.v[self.off..self.off + self.len]
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.v[self.off..self.off + self.len]
+    }
+}
+
+/// Destinations: slot 0 for hot runs, a scattered walk over every slot for cold ones.
+pub struct Arena {
+    buf: Buf,
+    cursor: u64,
+}
+
+impl Arena {
+    pub fn new(len: usize) -> Arena {
+        Arena {
+            buf: Buf::new(len, 0x11),
+            cursor: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The destination for the next `size`-byte operation.
+    pub fn dest(&mut self, dest: Dest, size: usize) -> &mut [u8] {
+        let off = match dest {
+            Dest::Hot => 0,
+            Dest::Cold => {
+                let gran = size.next_multiple_of(64);
+                let slots = (self.buf.len() / gran).max(1);
+                // Largest power of two ≤ slots: multiplying by an odd constant permutes it.
+                let slots = 1u64 << (63 - (slots as u64).leading_zeros());
+                self.cursor = self.cursor.wrapping_add(1);
+                let slot = self.cursor.wrapping_mul(0x9e37_79b9_7f4a_7c15) & (slots - 1);
+                slot as usize * gran
+            }
+        };
+        &mut self.buf.as_mut_slice()[off..off + size]
+    }
+}
+
+/// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at
+/// least one run.
+pub fn runs_per_sample(size: usize, sample_bytes: usize) -> usize {
+    sample_bytes.div_ceil(size.max(1)).clamp(1, 1 << 16)
+}
+
+/// Times `ops` on `size` bytes with destinations `dest`: `samples` rounds, each round every op
+/// once (starting at a rotating op, so none is always first), each sample `runs` operations.
+/// Returns GB/s (10^9 bytes per second) per op, per round.
+pub fn interleaved(
+    ops: &[Op],
+    size: usize,
+    dest: Dest,
+    src: &[u8],
+    arena: &mut Arena,
+    samples: usize,
+    runs: usize,
+) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::with_capacity(samples); ops.len()];
+    for &op in ops {
+        op.run(arena.dest(dest, size), src); // warm-up: code, TLB, dispatch
+    }
+    for round in 0..samples {
+        for k in 0..ops.len() {
+            let i = (round + k) % ops.len();
+            if dest == Dest::Hot {
+                // The previous op left this buffer in its own state (streamed or flushed out
+                // of cache, or cached): one untimed run puts it in this op's steady state.
+                ops[i].run(arena.dest(dest, size), src);
+            }
+            let t = Instant::now();
+            for _ in 0..runs {
+                ops[i].run(arena.dest(dest, size), src);
+            }
+            let ns = t.elapsed().as_nanos().max(1) as f64;
+            out[i].push((size * runs) as f64 / ns);
+        }
+    }
+    out
+}
+
+/// One figure of a bandwidth table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Cell {
+    pub size: usize,
+    pub dest: Dest,
+    pub op: &'static str,
+    /// GB/s.
+    pub gbps: Summary,
+    /// This op ÷ the table's baseline (memcpy or memset), per round; `None` for the baseline.
+    pub ratio: Option<Summary>,
+}
+
+/// A bandwidth table: `ops[0]` is the baseline the others are divided by.
+pub fn table(
+    ops: &[Op],
+    sizes: &[usize],
+    src: &[u8],
+    arena: &mut Arena,
+    samples: usize,
+    sample_bytes: usize,
+    mut tick: impl FnMut(),
+) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for dest in [Dest::Hot, Dest::Cold] {
+        for &size in sizes {
+            let runs = runs_per_sample(size, sample_bytes);
+            let r = interleaved(ops, size, dest, src, arena, samples, runs);
+            for (i, op) in ops.iter().enumerate() {
+                cells.push(Cell {
+                    size,
+                    dest,
+                    op: op.name(),
+                    gbps: Summary::of(&r[i]).expect("samples ≥ 1"),
+                    ratio: (i > 0).then(|| paired_ratio(&r[i], &r[0]).expect("samples ≥ 1")),
+                });
+            }
+            tick();
+        }
+    }
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cold_slots_are_scattered_and_in_bounds() {
+        let mut a = Arena::new(1 << 20);
+        let base = a.dest(Dest::Hot, 1).as_ptr() as usize;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..256 {
+            let d = a.dest(Dest::Cold, 4096);
+            assert_eq!(d.len(), 4096);
+            seen.insert(d.as_ptr() as usize - base);
+        }
+        // 256 slots of 4 KiB, every one visited.
+        assert_eq!(seen.len(), 256);
+        // A destination as large as the arena still fits.
+        assert_eq!(a.dest(Dest::Cold, 1 << 20).len(), 1 << 20);
+    }
+
+    #[test]
+    fn ops_do_what_they_say() {
+        let src: Vec<u8> = (0..100u8).collect();
+        for op in [
+            Op::Memcpy,
+            Op::Copy(Mode::NonTemporal),
+            Op::Copy(Mode::Auto),
+        ] {
+            let mut d = vec![0u8; 100];
+            op.run(&mut d, &src);
+            assert_eq!(d, src, "{op:?}");
+        }
+        for op in [Op::Memset, Op::Zero(Mode::FlushCache)] {
+            let mut d = vec![9u8; 100];
+            op.run(&mut d, &src);
+            assert!(d.iter().all(|&b| b == 0), "{op:?}");
+        }
+    }
+
+    #[test]
+    fn runs_cover_the_sample() {
+        assert_eq!(runs_per_sample(64, 4096), 64);
+        assert_eq!(runs_per_sample(1 << 30, 4096), 1);
+        assert_eq!(runs_per_sample(3, 10), 4);
+    }
+}

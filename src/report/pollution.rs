@@ -1,0 +1,102 @@
+//! Section 4: what a copy costs the data around it. A victim working set is read (so it is
+//! cached), a 4 MiB copy runs into a cold destination in one mode, then the victim is read
+//! again and timed. "none" (no copy in between) is the baseline.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::measure::{Arena, Buf, Dest, Op, MODES};
+use super::stats::{paired_ratio, Summary};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub victim: usize,
+    /// `"none"` or the copy's op name.
+    pub op: &'static str,
+    /// Nanoseconds to re-read the victim.
+    pub reread_ns: Summary,
+    /// ÷ the no-copy re-read time, per round (1.0 = the copy evicted nothing the victim needs).
+    pub slowdown: Summary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Pollution {
+    pub copy: usize,
+    pub rows: Vec<Row>,
+}
+
+pub fn run(
+    victims: &[usize],
+    copy: usize,
+    src: &[u8],
+    arena: &mut Arena,
+    samples: usize,
+    mut tick: impl FnMut(),
+) -> Pollution {
+    let mut ops: Vec<Option<Op>> = vec![None, Some(Op::Memcpy)];
+    ops.extend(MODES.iter().map(|&m| Some(Op::Copy(m))));
+    let mut rows = Vec::new();
+    for &victim_len in victims {
+        let victim = Buf::new(victim_len, 3);
+        let mut times = vec![Vec::new(); ops.len()];
+        for round in 0..samples {
+            for k in 0..ops.len() {
+                let i = (round + k) % ops.len();
+                read(victim.as_slice());
+                read(victim.as_slice());
+                if let Some(op) = ops[i] {
+                    op.run(arena.dest(Dest::Cold, copy), src);
+                }
+                let t = Instant::now();
+                read(victim.as_slice());
+                times[i].push(t.elapsed().as_nanos() as f64);
+            }
+            tick();
+        }
+        for (i, op) in ops.iter().enumerate() {
+            rows.push(Row {
+                victim: victim_len,
+                op: op.map_or("none", Op::name),
+                reread_ns: Summary::of(&times[i]).expect("samples ≥ 1"),
+                slowdown: paired_ratio(&times[i], &times[0]).expect("samples ≥ 1"),
+            });
+        }
+    }
+    Pollution { copy, rows }
+}
+
+/// Touches one word per cache line (what matters is which lines are still cached).
+fn read(v: &[u8]) {
+    let mut acc = 0u8;
+    for line in v.chunks(64) {
+        acc ^= line[0];
+    }
+    black_box(acc);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_is_measured() {
+        let src = vec![5u8; 64 << 10];
+        let mut arena = Arena::new(1 << 20);
+        let p = run(&[16 << 10], 64 << 10, &src, &mut arena, 2, || {});
+        let names: Vec<_> = p.rows.iter().map(|r| r.op).collect();
+        assert_eq!(
+            names,
+            [
+                "none",
+                "memcpy",
+                "Temporal",
+                "NonTemporal",
+                "FlushCache",
+                "Auto"
+            ]
+        );
+        assert!(p.rows.iter().all(|r| r.reread_ns.median > 0.0));
+    }
+}

@@ -1,0 +1,100 @@
+//! Medians, ranges and the noisy flag: every figure the report prints is a [`Summary`] of
+//! interleaved samples, never a single time.
+
+use serde::Serialize;
+
+/// A figure is flagged noisy when `(max - min) / median` exceeds this. Interleaved samples on
+/// this project's shared 2-vCPU VM usually stay within 20-30 %; beyond 50 % a neighbour was
+/// busy during part of the run and the median deserves less trust.
+pub const NOISY_SPREAD: f64 = 0.5;
+
+/// Median, minimum and maximum of a set of samples.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// `(max - min) / median > NOISY_SPREAD`.
+    pub noisy: bool,
+}
+
+impl Summary {
+    /// Summarizes the finite samples; `None` when there are none.
+    pub fn of(samples: &[f64]) -> Option<Summary> {
+        let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let (min, max) = (v[0], v[n - 1]);
+        let mut s = Summary {
+            median,
+            min,
+            max,
+            noisy: false,
+        };
+        s.noisy = s.spread() > NOISY_SPREAD;
+        Some(s)
+    }
+
+    /// `(max - min) / median`, 0 for a zero median.
+    pub fn spread(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The per-round ratios `a[i] / b[i]` of two interleaved sample series, summarized: pairing
+/// samples taken side by side cancels drift that would skew a ratio of two medians.
+pub fn paired_ratio(a: &[f64], b: &[f64]) -> Option<Summary> {
+    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    Summary::of(&r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_and_even_medians() {
+        let s = Summary::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        let s = Summary::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 4.0));
+    }
+
+    #[test]
+    fn empty_and_non_finite() {
+        assert_eq!(Summary::of(&[]), None);
+        assert_eq!(Summary::of(&[f64::NAN, f64::INFINITY]), None);
+        let s = Summary::of(&[f64::NAN, 5.0]).unwrap();
+        assert_eq!(s.median, 5.0);
+    }
+
+    #[test]
+    fn noisy_flag_follows_spread() {
+        let tight = Summary::of(&[10.0, 10.5, 11.0]).unwrap();
+        assert!(!tight.noisy);
+        assert!((tight.spread() - 0.1 / 1.05).abs() < 1e-9);
+        let wide = Summary::of(&[5.0, 10.0, 11.0]).unwrap();
+        assert!(wide.noisy, "spread {}", wide.spread());
+    }
+
+    #[test]
+    fn paired_ratios_cancel_drift() {
+        // Both series slow down by 2x halfway: the ratio of each pair stays 1.5.
+        let a = [15.0, 15.0, 7.5, 7.5, 7.5];
+        let b = [10.0, 10.0, 5.0, 5.0, 5.0];
+        let r = paired_ratio(&a, &b).unwrap();
+        assert_eq!((r.median, r.min, r.max), (1.5, 1.5, 1.5));
+    }
+}

@@ -1,0 +1,108 @@
+//! `cachecopy report` end to end: a tiny run writes JSON with every section and positive
+//! figures, and bad flags exit with status 2.
+#![cfg(feature = "report")]
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cachecopy"))
+}
+
+#[test]
+fn report_writes_every_section() {
+    let dir = std::env::temp_dir();
+    let json = dir.join(format!("cachecopy-report-{}.json", std::process::id()));
+    let svg = dir.join(format!("cachecopy-report-{}.svg", std::process::id()));
+    let out = bin()
+        .args(["report", "--quick", "--tiny", "--json"])
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .expect("run cachecopy");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for heading in [
+        "1. Machine",
+        "2. Copy bandwidth",
+        "3. The MSG_NTCOPY",
+        "4. Cache pollution",
+        "5. Auto calibration",
+        "6. Fill bandwidth",
+    ] {
+        assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
+    }
+    let text = std::fs::read_to_string(&json).expect("JSON written");
+    let svg_text = std::fs::read_to_string(&svg).expect("SVG written");
+    std::fs::remove_file(&json).ok();
+    std::fs::remove_file(&svg).ok();
+    assert!(svg_text.starts_with("<svg"));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+
+    let m = &v["machine"];
+    assert!(m["nt_threshold"].as_u64().unwrap() > 0);
+    assert!(m["line"].as_u64().unwrap() > 0);
+    assert!(!m["backends"].as_array().unwrap().is_empty());
+    assert!(m["active"].is_string());
+
+    let positive = |x: &serde_json::Value, what: &str| {
+        let f = x
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what}: not a number: {x}"));
+        assert!(f > 0.0 && f.is_finite(), "{what}: {f}");
+    };
+    for table in ["bandwidth", "fill"] {
+        let cells = v[table].as_array().unwrap();
+        // 5 ops x 2 destinations x at least one size.
+        assert!(cells.len() >= 10, "{table}: {} cells", cells.len());
+        for c in cells {
+            positive(&c["gbps"]["median"], table);
+            positive(&c["gbps"]["min"], table);
+            if !c["ratio"].is_null() {
+                positive(&c["ratio"]["median"], table);
+            }
+        }
+        let ops: Vec<&str> = cells.iter().map(|c| c["op"].as_str().unwrap()).collect();
+        for op in ["Temporal", "NonTemporal", "FlushCache", "Auto"] {
+            assert!(ops.contains(&op), "{table} lacks {op}");
+        }
+    }
+    let rows = v["seed"]["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        positive(&r["temporal_gbps"]["median"], "seed");
+        positive(&r["nontemporal_gbps"]["median"], "seed");
+        positive(&r["ratio"]["median"], "seed");
+    }
+    let rows = v["pollution"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len() % 6, 0);
+    for r in rows {
+        positive(&r["reread_ns"]["median"], "pollution");
+        positive(&r["slowdown"]["median"], "pollution");
+    }
+    let c = &v["calibration"];
+    assert!(!c["points"].as_array().unwrap().is_empty());
+    for p in c["points"].as_array().unwrap() {
+        positive(&p["ratio"]["median"], "calibration");
+    }
+    positive(&c["builtin"], "calibration builtin");
+}
+
+#[test]
+fn help_and_bad_flags() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--json FILE"));
+
+    for args in [&["--bogus"][..], &["--iterations", "0"], &["frobnicate"]] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("cachecopy: "), "{args:?}: {err}");
+        assert!(err.contains("Usage"), "{err}");
+    }
+}
