@@ -134,6 +134,45 @@ impl Frame {
         .unwrap_or_else(|e| panic!("cachecopy::net::Frame::csum_copy_from: {e}"))
     }
 
+    /// A frame holding the concatenation of `iov` (a gather list, as `sendmsg`'s), copied and
+    /// summed in one pass per segment; returns it with the RFC 1071 partial sum of the data
+    /// (segments at odd offsets joined with [`csum_block_add`](super::csum_block_add)).
+    ///
+    /// # Panics
+    /// As [`Frame::with_room`].
+    ///
+    /// ```
+    /// use cachecopy::net::{csum_partial, Frame};
+    /// use cachecopy::Mode;
+    /// let (f, sum) = Frame::csum_copy_from_iov(42, &[b"odd", b"-sized parts"], 0, Mode::NonTemporal);
+    /// assert_eq!(&f[..], b"odd-sized parts");
+    /// assert_eq!(sum, csum_partial(b"odd-sized parts", 0));
+    /// ```
+    pub fn csum_copy_from_iov(
+        headroom: usize,
+        iov: &[&[u8]],
+        tailroom: usize,
+        mode: Mode,
+    ) -> (Frame, u32) {
+        let len = iov
+            .iter()
+            .try_fold(0usize, |n, s| n.checked_add(s.len()))
+            .unwrap_or(usize::MAX);
+        Frame::fill_from(headroom, len, tailroom, |dst| {
+            let mut off = 0;
+            iov.iter().fold(0, |sum, seg| {
+                // SAFETY: the segments fill `dst..dst + len` back to back, a fresh allocation.
+                let s = unsafe {
+                    super::csum::csum_and_copy_raw(dst.add(off), seg.as_ptr(), seg.len(), mode)
+                };
+                let sum = super::csum_block_add(sum, s, off);
+                off += seg.len();
+                sum
+            })
+        })
+        .unwrap_or_else(|e| panic!("cachecopy::net::Frame::csum_copy_from_iov: {e}"))
+    }
+
     /// Allocates `headroom + len + tailroom` bytes, zeroes the room, lets `write` initialize the
     /// `len` data bytes.
     ///
