@@ -77,8 +77,10 @@ fn copy_nt(dst: &mut [u8], src: &[u8]) -> u32 {
 
 type CopyFn = fn(&mut [u8], &[u8]) -> u32;
 
-/// The comparisons: (name, ours, baseline, sizes, cold destination, target ratio, target text).
-const PAIRS: [(&str, CopyFn, CopyFn, &[usize], bool, f64, &str); 2] = [
+/// One comparison: (name, ours, baseline, sizes, cold destination, target ratio, target text).
+type Pair = (&'static str, CopyFn, CopyFn, &'static [usize], bool, f64, &'static str);
+
+const PAIRS: [Pair; 2] = [
     (
         "fused t / copy+csum (hot)",
         fused_t,
