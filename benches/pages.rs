@@ -1,0 +1,142 @@
+//! Frags over 64 MiB of 2 MiB compound pages: the head cached (one lookup per compound page)
+//! versus one lookup per 4 KiB page (Linux before "net-zerocopy: Reduce compound page head
+//! access"), with an allocator page table whose descriptors are one cache line each, like
+//! `struct page`, so a lookup per page touches a line per page.
+//!
+//! `cargo bench --bench pages -- --warm-up-time 0.5 --measurement-time 2`
+//!
+//! Besides criterion's times, each group prints the ratio it exists for, from medians of
+//! interleaved runs (per-page ÷ cached, page-by-page ÷ one run).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use cachecopy::page::{
+    page_size, FragBuilder, Frags, Page, PageLink, PageMeta, PageTable, MAX_SKB_FRAGS,
+};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+const TOTAL: usize = 64 << 20;
+const HUGE: usize = 2 << 20;
+/// The seed's largest skb.
+const SKB: usize = 180 << 10;
+
+/// One cache line per page, like Linux's 64-byte `struct page`.
+#[repr(C, align(64))]
+struct Desc {
+    link: PageLink,
+    _rest: [u8; 40],
+}
+
+impl PageMeta for Desc {
+    #[inline]
+    fn link(&self) -> PageLink {
+        self.link
+    }
+}
+
+fn table() -> (Page, Vec<Desc>) {
+    let pages = TOTAL / page_size();
+    let per = HUGE / page_size();
+    let order = per.trailing_zeros() as u8;
+    let meta = (0..pages)
+        .map(|i| Desc {
+            link: if i % per == 0 {
+                PageLink::Head { order }
+            } else {
+                PageLink::Tail { head: i - i % per }
+            },
+            _rest: [0; 40],
+        })
+        .collect();
+    // Only addresses: the frag builder never touches the memory itself.
+    (Page::from_addr(1 << 40).unwrap(), meta)
+}
+
+/// The whole 64 MiB in one build (room for the 32 frags): lookups, bytes.
+fn whole(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
+    let mut b = FragBuilder::new(table).cache_heads(cache);
+    let mut frags = Frags::<32>::new();
+    let mut refs = 0;
+    let n = b
+        .build_ranges([(1usize << 40, TOTAL)], &mut frags, |_, n| refs += n)
+        .unwrap();
+    black_box((&frags, refs));
+    (b.stats().lookups, n)
+}
+
+/// The 64 MiB as 180 KiB socket buffers of at most 17 frags.
+fn skbs(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
+    let mut b = FragBuilder::new(table).cache_heads(cache);
+    let mut frags = Frags::<MAX_SKB_FRAGS>::new();
+    let (mut at, mut refs) = (0, 0);
+    while at < TOTAL {
+        frags.clear();
+        at += b
+            .build_ranges(
+                [((1usize << 40) + at, SKB.min(TOTAL - at))],
+                &mut frags,
+                |_, n| refs += n,
+            )
+            .unwrap();
+        black_box(&frags);
+    }
+    black_box(refs);
+    (b.stats().lookups, at)
+}
+
+/// Medians of `rounds` interleaved timings of `a` and `b`, in seconds.
+fn interleaved(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        a();
+        ta.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        b();
+        tb.push(t.elapsed().as_secs_f64());
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (med(&mut ta), med(&mut tb))
+}
+
+fn frags(c: &mut Criterion) {
+    let (base, meta) = table();
+    let table = PageTable::new(base, &meta);
+    let mut g = c.benchmark_group("frags_64MiB_2MiB_pages");
+    g.throughput(Throughput::Bytes(TOTAL as u64));
+    g.bench_function("whole/cached", |b| b.iter(|| whole(&table, true)));
+    g.bench_function("whole/per_page", |b| b.iter(|| whole(&table, false)));
+    g.bench_function("skb180k/cached", |b| b.iter(|| skbs(&table, true)));
+    g.bench_function("skb180k/per_page", |b| b.iter(|| skbs(&table, false)));
+    g.finish();
+
+    let pages = TOTAL / page_size();
+    for (name, f) in [
+        (
+            "whole 64 MiB, 32 frags",
+            whole as fn(&_, bool) -> (usize, usize),
+        ),
+        ("180 KiB skbs, <=17 frags", skbs),
+    ] {
+        let (cached_lookups, _) = f(&table, true);
+        let (per_page_lookups, _) = f(&table, false);
+        let (tc, tp) = interleaved(31, || drop(f(&table, true)), || drop(f(&table, false)));
+        println!(
+            "pages: frags, {name}: {:.1} pages per lookup cached ({cached_lookups} lookups) vs \
+             {:.1} per page ({per_page_lookups}); cached {:.1} us, per-page {:.1} us: \
+             per-page / cached = {:.2}x",
+            pages as f64 / cached_lookups as f64,
+            pages as f64 / per_page_lookups as f64,
+            tc * 1e6,
+            tp * 1e6,
+            tp / tc
+        );
+    }
+}
+
+criterion_group!(benches, frags);
+criterion_main!(benches);
