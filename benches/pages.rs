@@ -11,9 +11,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use cachecopy::iter::Source;
 use cachecopy::page::{
-    page_size, FragBuilder, Frags, Page, PageLink, PageMeta, PageTable, MAX_SKB_FRAGS,
+    copy_page_from_iter, page_size, AlignedBlocks, FragBuilder, Frags, Page, PageLink, PageMeta,
+    PageTable, MAX_SKB_FRAGS,
 };
+use cachecopy::Mode;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const TOTAL: usize = 64 << 20;
@@ -124,7 +127,15 @@ fn frags(c: &mut Criterion) {
     ] {
         let (cached_lookups, _) = f(&table, true);
         let (per_page_lookups, _) = f(&table, false);
-        let (tc, tp) = interleaved(31, || drop(f(&table, true)), || drop(f(&table, false)));
+        let (tc, tp) = interleaved(
+            31,
+            || {
+                black_box(f(&table, true));
+            },
+            || {
+                black_box(f(&table, false));
+            },
+        );
         println!(
             "pages: frags, {name}: {:.1} pages per lookup cached ({cached_lookups} lookups) vs \
              {:.1} per page ({per_page_lookups}); cached {:.1} us, per-page {:.1} us: \
@@ -138,5 +149,79 @@ fn frags(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, frags);
+/// 2 MiB, aligned to 2 MiB, freed on drop.
+struct Huge(*mut u8);
+const LAYOUT: std::alloc::Layout = match std::alloc::Layout::from_size_align(HUGE, HUGE) {
+    Ok(l) => l,
+    Err(_) => panic!(),
+};
+impl Huge {
+    fn new() -> Huge {
+        // SAFETY: nonzero size.
+        let p = unsafe { std::alloc::alloc_zeroed(LAYOUT) };
+        assert!(!p.is_null());
+        Huge(p)
+    }
+}
+impl Drop for Huge {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout.
+        unsafe { std::alloc::dealloc(self.0, LAYOUT) }
+    }
+}
+
+/// `len` bytes from `src` into the compound page at `dst`: one call (one run, one fence), or
+/// one call per 4 KiB page (Linux's per-page `kmap` loop: a fence and a stream start per page).
+fn into_compound(dst: &Huge, src: &[u8], mode: Mode, per_page: bool) {
+    let blocks = AlignedBlocks::of_size(HUGE).unwrap();
+    let head = Page::from_addr(dst.0 as usize).unwrap();
+    let mut cur = Source::ubuf(src);
+    let ps = page_size();
+    // SAFETY: every range lies inside the 2 MiB allocation, used by nothing else.
+    unsafe {
+        if per_page {
+            for i in 0..src.len().div_ceil(ps) {
+                let page = head.checked_add(i).unwrap();
+                let n = ps.min(src.len() - i * ps);
+                copy_page_from_iter(page, 0, n, &mut cur, mode, &blocks).unwrap();
+            }
+        } else {
+            copy_page_from_iter(head, 0, src.len(), &mut cur, mode, &blocks).unwrap();
+        }
+    }
+}
+
+fn copy_into_compound(c: &mut Criterion) {
+    let dst = Huge::new();
+    let src = vec![0x5au8; HUGE];
+    for len in [64 << 10, HUGE] {
+        let mut g = c.benchmark_group(format!("copy_page_from_iter_{}KiB", len >> 10));
+        g.throughput(Throughput::Bytes(len as u64));
+        for mode in [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache] {
+            for (name, per_page) in [("one_run", false), ("page_by_page", true)] {
+                g.bench_function(format!("{mode:?}/{name}"), |b| {
+                    b.iter(|| into_compound(&dst, &src[..len], mode, per_page))
+                });
+            }
+        }
+        g.finish();
+        for mode in [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache] {
+            let (one, each) = interleaved(
+                if len == HUGE { 41 } else { 401 },
+                || into_compound(&dst, &src[..len], mode, false),
+                || into_compound(&dst, &src[..len], mode, true),
+            );
+            println!(
+                "pages: copy_page_from_iter {} KiB into a 2 MiB compound page, {mode:?}: one run \
+                 {:.1} us, page by page {:.1} us: page-by-page / one run = {:.2}x",
+                len >> 10,
+                one * 1e6,
+                each * 1e6,
+                each / one
+            );
+        }
+    }
+}
+
+criterion_group!(benches, frags, copy_into_compound);
 criterion_main!(benches);

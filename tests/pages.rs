@@ -379,8 +379,11 @@ mod huge {
             // 4 lookups.
             let mut b = FragBuilder::new(&pm);
             let mut frags: Frags = Frags::new();
+            // SAFETY: inside the mapping, written above, only read while the slice lives.
+            let mem = unsafe { std::slice::from_raw_parts((start + 100) as *const u8, LEN - 200) };
+            let mut src = cachecopy::iter::Source::ubuf(mem);
             let n = b
-                .build_ranges([(start + 100, LEN - 200)], &mut frags, |_, _| {})
+                .build(&mut src, usize::MAX, &mut frags, |_, _| {})
                 .unwrap();
             assert_eq!(n, LEN - 200);
             assert_eq!(b.stats().lookups, 4);
@@ -436,5 +439,208 @@ mod huge {
         // SAFETY: the mapping above.
         unsafe { libc::munmap(map, page_size()) };
         assert_eq!(r, Err(LookupError::NotPresent { addr: map as usize }));
+    }
+}
+
+mod cursors {
+    use super::*;
+    use cachecopy::iter::{copy_from_iter, Dest, IoVec, IoVecMut, Source};
+    use cachecopy::page::{copy_page_from_iter, copy_page_to_iter, PageCopyError};
+    use cachecopy::Mode;
+    use std::alloc::{alloc_zeroed, dealloc, Layout};
+    use std::cell::Cell;
+
+    const MODES: [Mode; 4] = [
+        Mode::Temporal,
+        Mode::NonTemporal,
+        Mode::FlushCache,
+        Mode::Auto,
+    ];
+
+    /// `len` zeroed bytes aligned to 2 MiB, freed on drop.
+    struct Aligned(*mut u8, Layout);
+    impl Aligned {
+        fn new(len: usize) -> Aligned {
+            let layout = Layout::from_size_align(len, MIB2).unwrap();
+            // SAFETY: nonzero size.
+            let p = unsafe { alloc_zeroed(layout) };
+            assert!(!p.is_null());
+            Aligned(p, layout)
+        }
+        fn bytes(&mut self) -> &mut [u8] {
+            // SAFETY: the allocation, zero-initialised.
+            unsafe { std::slice::from_raw_parts_mut(self.0, self.1.size()) }
+        }
+        fn page(&self, i: usize) -> Page {
+            Page::from_addr(self.0 as usize + i * page_size()).unwrap()
+        }
+    }
+    impl Drop for Aligned {
+        fn drop(&mut self) {
+            // SAFETY: allocated with this layout.
+            unsafe { dealloc(self.0, self.1) }
+        }
+    }
+
+    /// Counts the lookups it forwards.
+    struct Counting<L>(L, Cell<usize>);
+    impl<L: CompoundLookup> CompoundLookup for Counting<L> {
+        fn compound(&self, page: Page) -> Result<Compound, LookupError> {
+            self.1.set(self.1.get() + 1);
+            self.0.compound(page)
+        }
+    }
+
+    #[test]
+    fn build_from_cursor_stops_at_first_unplaced_byte() {
+        let ps = page_size();
+        let buf: Vec<u8> = (0..20 * ps).map(|i| (i * 7 % 251) as u8).collect();
+        let (a, b) = buf.split_at(5 * ps + 123);
+        let segs = [IoVec::new(a), IoVec::new(&[]), IoVec::new(b)];
+        let mut src = Source::iovec(&segs);
+        let mut frags = Frags::<6>::new();
+        let mut builder = FragBuilder::new(BasePages);
+        let n = builder
+            .build(&mut src, usize::MAX, &mut frags, |_, _| {})
+            .unwrap();
+        assert!(frags.is_full());
+        // The frags cover exactly the first `n` bytes, in order.
+        let mut at = buf.as_ptr() as usize;
+        for f in frags.iter() {
+            assert_eq!(f.addr(), at);
+            at += f.len;
+        }
+        assert_eq!(at - buf.as_ptr() as usize, n);
+        assert_eq!(src.count(), buf.len() - n);
+        let mut next = [0u8; 1];
+        assert_eq!(copy_from_iter(&mut next, &mut src, Mode::Temporal), 1);
+        assert_eq!(next[0], buf[n]);
+    }
+
+    #[test]
+    fn build_from_cursor_one_lookup_per_huge_page() {
+        let mut mem = Aligned::new(2 * MIB2);
+        let base = mem.bytes().as_ptr() as usize;
+        let blocks = Counting(AlignedBlocks::of_size(MIB2).unwrap(), Cell::new(0));
+        let mut builder = FragBuilder::new(&blocks);
+        let bytes = mem.bytes();
+        let mut src = Source::ubuf(&bytes[MIB2 - (60 << 10)..MIB2 + (120 << 10)]);
+        let mut frags: Frags = Frags::new();
+        let n = builder.build(&mut src, 180 << 10, &mut frags, |_, _| {});
+        assert_eq!(n, Ok(180 << 10));
+        assert_eq!((blocks.1.get(), builder.stats().lookups), (2, 2));
+        assert_eq!(frags.len(), 2);
+        assert_eq!(frags[1].head.addr(), base + MIB2);
+        assert_eq!(src.count(), 0);
+    }
+
+    #[test]
+    fn copy_page_round_trips_over_a_compound_page() {
+        let ps = page_size();
+        let mut mem = Aligned::new(2 * MIB2);
+        let blocks = Counting(AlignedBlocks::of_size(MIB2).unwrap(), Cell::new(0));
+        let data: Vec<u8> = (0..300 << 10).map(|i| (i * 13 % 253) as u8).collect();
+        for mode in MODES {
+            mem.bytes().fill(0);
+            // 300 KiB from the 3rd page on, offset 100: many base pages, one compound page,
+            // gathered from three iovecs.
+            let (a, rest) = data.split_at(1500);
+            let (b, c) = rest.split_at(64 << 10);
+            let segs = [IoVec::new(a), IoVec::new(b), IoVec::new(c)];
+            let mut src = Source::iovec(&segs);
+            let page = mem.page(3);
+            let before = blocks.1.get();
+            // SAFETY: inside `mem`, which nothing else touches.
+            let n = unsafe { copy_page_from_iter(page, 100, data.len(), &mut src, mode, &blocks) };
+            assert_eq!(n, Ok(data.len()), "{mode:?}");
+            assert_eq!(blocks.1.get(), before + 1);
+            let at = 3 * ps + 100;
+            let bytes = mem.bytes();
+            assert_eq!(&bytes[at..at + data.len()], &data[..], "{mode:?}");
+            assert!(bytes[..at].iter().all(|&x| x == 0));
+            assert!(bytes[at + data.len()..].iter().all(|&x| x == 0));
+
+            // And back out, scattered over two destination segments.
+            let (mut x, mut y) = (vec![0u8; 777], vec![0u8; data.len() - 777]);
+            let mut dsegs = [IoVecMut::new(&mut x), IoVecMut::new(&mut y)];
+            let mut dst = Dest::iovec(&mut dsegs);
+            // SAFETY: as above, read only.
+            let n = unsafe { copy_page_to_iter(page, 100, data.len(), &mut dst, mode, &blocks) };
+            assert_eq!(n, Ok(data.len()));
+            assert_eq!((&x[..], &y[..]), data.split_at(777), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn copy_page_inside_one_page_skips_the_lookup() {
+        let mut mem = Aligned::new(MIB2);
+        let blocks = Counting(AlignedBlocks::of_size(MIB2).unwrap(), Cell::new(0));
+        let mut src = Source::ubuf(b"0123456789");
+        let page = mem.page(7);
+        // SAFETY: inside `mem`.
+        let n = unsafe {
+            copy_page_from_iter(
+                page,
+                page_size() - 10,
+                10,
+                &mut src,
+                Mode::NonTemporal,
+                &blocks,
+            )
+        };
+        assert_eq!(n, Ok(10));
+        assert_eq!(blocks.1.get(), 0);
+        let at = 8 * page_size() - 10;
+        assert_eq!(&mem.bytes()[at..at + 10], b"0123456789");
+    }
+
+    #[test]
+    fn copy_page_refuses_ranges_leaving_the_compound_page() {
+        let ps = page_size();
+        let mut mem = Aligned::new(2 * MIB2);
+        let blocks = AlignedBlocks::of_size(MIB2).unwrap();
+        let data = vec![0xa5u8; 3 * ps];
+        let last = MIB2 / ps - 1;
+        for (page, offset, bytes, lookup) in [
+            // One byte past the end of the huge page.
+            (last, 1, ps, &blocks as &dyn CompoundLookup),
+            (last - 1, ps, ps + 1, &blocks),
+            // Base pages: the first page only.
+            (5, 1, ps, &BasePages),
+            (5, usize::MAX, 2, &BasePages),
+        ] {
+            let mut src = Source::ubuf(&data);
+            // SAFETY: refused before anything is written, so nothing outside `mem` is touched.
+            let r = unsafe {
+                copy_page_from_iter(
+                    mem.page(page),
+                    offset,
+                    bytes,
+                    &mut src,
+                    Mode::Temporal,
+                    lookup,
+                )
+            };
+            assert!(
+                matches!(r, Err(PageCopyError::OutsideCompound { .. })),
+                "{page} {offset} {bytes}: {r:?}"
+            );
+            assert_eq!(src.count(), data.len());
+        }
+        assert!(mem.bytes().iter().all(|&b| b == 0));
+        // Exactly to the end is fine.
+        let mut src = Source::ubuf(&data);
+        // SAFETY: the last 4 KiB of the first huge page, inside `mem`.
+        let r = unsafe {
+            copy_page_from_iter(
+                mem.page(last - 1),
+                ps,
+                ps,
+                &mut src,
+                Mode::Temporal,
+                &blocks,
+            )
+        };
+        assert_eq!(r, Ok(ps));
     }
 }

@@ -5,6 +5,7 @@ use core::fmt;
 use core::ops::Deref;
 
 use super::{page_shift, Compound, CompoundLookup, LookupError, Page};
+use crate::iter::Source;
 
 /// Linux's default `MAX_SKB_FRAGS`: the frags one socket buffer holds.
 pub const MAX_SKB_FRAGS: usize = 17;
@@ -200,6 +201,46 @@ impl<L: CompoundLookup> FragBuilder<L> {
     /// Zeroes the [`stats`](FragBuilder::stats).
     pub fn reset_stats(&mut self) {
         self.stats = FragStats::default();
+    }
+
+    /// Linux's `__zerocopy_sg_from_iter`: appends up to `length` bytes of `src`'s segments to
+    /// `frags` until `frags` is full, calling `refs(head, n)` once per run of `n` page references
+    /// sharing a head, and advances `src` by exactly the bytes turned into frags, which are
+    /// returned. Fewer than `length` (and `src.count()`) means `frags` filled up (Linux's
+    /// `-EMSGSIZE`): `src` is then at the first byte not turned into a frag.
+    ///
+    /// Nothing is read or copied: the frags point into `src`'s memory, which must outlive their
+    /// use (the caller's business, as with the references).
+    ///
+    /// # Errors
+    /// [`FragError`] when a lookup fails; frags and references up to `built` bytes stand and
+    /// `src` has advanced by `built`.
+    ///
+    /// ```
+    /// use cachecopy::iter::Source;
+    /// use cachecopy::page::{BasePages, FragBuilder, Frags};
+    ///
+    /// let buf = vec![7u8; 64 << 10];
+    /// let mut src = Source::ubuf(&buf);
+    /// let mut frags = Frags::<4>::new();
+    /// let mut builder = FragBuilder::new(BasePages);
+    /// let n = builder.build(&mut src, usize::MAX, &mut frags, |_, _| {}).unwrap();
+    /// assert!(frags.is_full() && n < buf.len());
+    /// assert_eq!(src.count(), buf.len() - n);
+    /// ```
+    pub fn build<R, const N: usize>(
+        &mut self,
+        src: &mut Source<'_>,
+        length: usize,
+        frags: &mut Frags<N>,
+        refs: R,
+    ) -> Result<usize, FragError>
+    where
+        R: FnMut(Page, usize),
+    {
+        let mut walk = self.walk(frags, refs);
+        src.iterate(length, |base, n, _| n - walk.step(base as usize, n));
+        walk.finish()
     }
 
     /// Appends the byte ranges `(addr, len)` to `frags` until they end or `frags` is full,

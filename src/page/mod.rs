@@ -16,14 +16,38 @@
 //! - [`PageTable`]: an allocator's own per-page metadata, Linux's `struct page` array in small;
 //! - `Pagemap` (Linux, `std`): the kernel's answer from `/proc/self/pagemap` and
 //!   `/proc/kpageflags`.
+//!
+//! [`copy_page_from_iter`] and [`copy_page_to_iter`] copy between a cursor and a page whose
+//! range may cover its whole compound page (as one run: one non-temporal stream, one fence),
+//! refused by [`page_copy_sane`] when it leaves it.
+//!
+//! ```
+//! use cachecopy::iter::Source;
+//! use cachecopy::page::{AlignedBlocks, FragBuilder, Frags};
+//!
+//! let arena = vec![0u8; 4 << 20]; // pretend it is made of 2 MiB huge pages
+//! let mut src = Source::ubuf(&arena[100..(180 << 10) + 100]);
+//! let mut builder = FragBuilder::new(AlignedBlocks::of_size(2 << 20).unwrap());
+//! let mut frags: Frags = Frags::new();
+//! let n = builder
+//!     .build(&mut src, usize::MAX, &mut frags, |head, pages| {
+//!         // take `pages` references on `head` at once
+//!         let _ = (head, pages);
+//!     })
+//!     .unwrap();
+//! assert_eq!(n, 180 << 10);
+//! assert!(builder.stats().lookups <= 2); // not 45
+//! ```
 
 use core::fmt;
 use core::sync::atomic::{AtomicU8, Ordering};
 
+mod copy;
 mod frags;
 #[cfg(all(feature = "std", target_os = "linux"))]
 mod pagemap;
 
+pub use copy::{copy_page_from_iter, copy_page_to_iter, page_copy_sane, PageCopyError};
 pub use frags::{Frag, FragBuilder, FragError, FragStats, Frags, MAX_SKB_FRAGS};
 #[cfg(all(feature = "std", target_os = "linux"))]
 pub use pagemap::{Frame, KPageFlags, Pagemap};
