@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
+use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{
     csum_add, csum_fold, csum_partial, csum_tcpudp_magic, frame_reallocations, Frame,
 };
@@ -23,8 +24,9 @@ const HEADROOM: usize = 64;
 const UDP: u8 = 17;
 
 /// One datagram: the payload gathered from `iov` and summed while copying, then the headers.
-fn build(iov: &[&[u8]], sport: u16, dport: u16, id: u16, mode: Mode) -> Frame {
-    let (mut f, payload_sum) = Frame::csum_copy_from_iov(HEADROOM, iov, 0, mode);
+fn build(iov: &[IoVec<'_>], sport: u16, dport: u16, id: u16, mode: Mode) -> Frame {
+    let mut src = Source::iovec(iov);
+    let (mut f, payload_sum) = Frame::csum_copy_from_iter(HEADROOM, &mut src, 0, mode);
     let udp_len = (f.len() + 8) as u16;
 
     let udp = f.push(8).expect("headroom reserved");
@@ -53,7 +55,7 @@ fn build(iov: &[&[u8]], sport: u16, dport: u16, id: u16, mode: Mode) -> Frame {
 }
 
 /// Both checksums verify to zero and the payload is the concatenated iovecs.
-fn verify(f: &Frame, iov: &[&[u8]]) {
+fn verify(f: &Frame, iov: &[IoVec<'_>]) {
     let (ip, udp) = f.split_at(20);
     assert_eq!(csum_fold(csum_partial(ip, 0)), 0, "IPv4 header checksum");
     assert_eq!(u16::from_be_bytes([ip[2], ip[3]]) as usize, f.len());
@@ -63,7 +65,11 @@ fn verify(f: &Frame, iov: &[&[u8]]) {
         0,
         "UDP checksum"
     );
-    assert_eq!(udp[8..], iov.concat()[..]);
+    let payload: Vec<u8> = iov
+        .iter()
+        .flat_map(|s| s.as_slice().iter().copied())
+        .collect();
+    assert_eq!(udp[8..], payload[..]);
 }
 
 fn main() {
@@ -73,7 +79,7 @@ fn main() {
         .enumerate()
         .map(|(k, &n)| (0..n).map(|i| (i * 31 + k * 7 + 1) as u8).collect())
         .collect();
-    let iov: Vec<&[u8]> = owned.iter().map(|v| &v[..]).collect();
+    let iov: Vec<IoVec<'_>> = owned.iter().map(|v| IoVec::new(v)).collect();
     let payload: usize = iov.iter().map(|s| s.len()).sum();
 
     for mode in [
@@ -84,9 +90,9 @@ fn main() {
     ] {
         for i in 0..2_000u16 {
             // Vary the split so segment boundaries land at every parity.
-            let cut = i as usize % iov[0].len();
-            let (a, b) = iov[0].split_at(cut);
-            let parts = [a, b, iov[1], iov[2], iov[3]];
+            let cut = i as usize % owned[0].len();
+            let (a, b) = owned[0].split_at(cut);
+            let parts = [IoVec::new(a), IoVec::new(b), iov[1], iov[2], iov[3]];
             verify(&build(&parts, 5000 + i, 53, i, mode), &parts);
         }
     }
@@ -116,7 +122,7 @@ fn main() {
 }
 
 /// Median frames per second (Temporal, NonTemporal), alternating rounds.
-fn throughput(iov: &[&[u8]], ring_len: usize) -> (f64, f64) {
+fn throughput(iov: &[IoVec<'_>], ring_len: usize) -> (f64, f64) {
     const PER_ROUND: usize = 20_000;
     let mut ring: VecDeque<Frame> = VecDeque::with_capacity(ring_len);
     let mut id = 0u16;

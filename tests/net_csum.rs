@@ -270,3 +270,86 @@ mod guard {
         }
     }
 }
+
+mod cursors {
+    //! The fused steps on the cursor engine: segments of every parity, empty segments, short
+    //! destinations, a discarding destination; every mode.
+    use super::*;
+    use cachecopy::iter::{Dest, IoVec, IoVecMut, Source};
+    use cachecopy::net::{csum_and_copy_from_iter, csum_and_copy_to_iter};
+
+    fn layouts() -> Vec<Vec<usize>> {
+        vec![
+            vec![],
+            vec![0],
+            vec![1],
+            vec![1, 1, 1],
+            vec![3, 0, 5, 7],
+            vec![13, 1200, 1, 258],
+            vec![1499, 1, 2048, 0, 3],
+            vec![64, 4096, 63, 1025],
+        ]
+    }
+
+    #[test]
+    fn from_iter_matches_reference() {
+        for lens in layouts() {
+            let total: usize = lens.iter().sum();
+            let data = pattern(total, lens.len());
+            let mut segs = Vec::new();
+            let mut at = 0;
+            for &n in &lens {
+                segs.push(IoVec::new(&data[at..at + n]));
+                at += n;
+            }
+            for mode in MODES {
+                for room in [total, total / 2, total.saturating_sub(1)] {
+                    let mut src = Source::iovec(&segs);
+                    let mut dst = vec![0xeeu8; room + 1];
+                    let (n, sum) = csum_and_copy_from_iter(&mut dst[1..], &mut src, mode);
+                    assert_eq!(n, room, "{lens:?} {mode:?}");
+                    assert_eq!(&dst[1..], &data[..room], "{lens:?} {mode:?}");
+                    assert_eq!(dst[0], 0xee);
+                    assert_eq!(sum, reference(&data[..room]), "{lens:?} {mode:?} {room}");
+                    assert_eq!(src.count(), total - room);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn to_iter_matches_reference() {
+        for lens in layouts() {
+            let total: usize = lens.iter().sum();
+            let data = pattern(total + 5, 7);
+            for mode in MODES {
+                for len in [total, total + 5, total / 3] {
+                    let mut bufs: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
+                    let mut segs: Vec<IoVecMut> =
+                        bufs.iter_mut().map(|b| IoVecMut::new(b)).collect();
+                    let mut dst = Dest::iovec(&mut segs);
+                    let (n, sum) = csum_and_copy_to_iter(&data[..len], &mut dst, mode);
+                    assert_eq!(n, len.min(total), "{lens:?} {mode:?}");
+                    assert_eq!(sum, reference(&data[..n]), "{lens:?} {mode:?} {len}");
+                    assert_eq!(bufs.concat()[..n], data[..n]);
+                }
+            }
+            // A discarding destination takes the bytes without copying; they are still summed.
+            let mut sink = Dest::discard(total);
+            let (n, sum) = csum_and_copy_to_iter(&data, &mut sink, Mode::Temporal);
+            assert_eq!((n, sum), (total, reference(&data[..total])));
+        }
+    }
+
+    #[test]
+    fn running_sum_across_calls() {
+        let data = pattern(3001, 11);
+        let segs = [IoVec::new(&data[..1001]), IoVec::new(&data[1001..])];
+        let mut src = Source::iovec(&segs);
+        let (mut a, mut b) = (vec![0u8; 777], vec![0u8; 3001 - 777]);
+        let (n1, s1) = csum_and_copy_from_iter(&mut a, &mut src, Mode::NonTemporal);
+        let (n2, s2) = csum_and_copy_from_iter(&mut b, &mut src, Mode::NonTemporal);
+        assert_eq!((n1, n2), (777, 3001 - 777));
+        assert_eq!(csum_block_add(s1, s2, n1), reference(&data));
+    }
+}

@@ -89,7 +89,13 @@ pub fn csum_partial_with(backend: Backend, data: &[u8], initial: u32) -> Result<
 /// # Safety
 /// `csum_and_copy_raw`'s contract; `k` runs on this CPU (and `Store::Flush`'s op).
 #[inline(always)]
-unsafe fn csum_copy_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) -> u32 {
+pub(crate) unsafe fn csum_copy_on(
+    k: &Kernels,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    store: Store,
+) -> u32 {
     // SAFETY: forwarded contract.
     unsafe {
         match store {

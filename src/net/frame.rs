@@ -134,43 +134,37 @@ impl Frame {
         .unwrap_or_else(|e| panic!("cachecopy::net::Frame::csum_copy_from: {e}"))
     }
 
-    /// A frame holding the concatenation of `iov` (a gather list, as `sendmsg`'s), copied and
-    /// summed in one pass per segment; returns it with the RFC 1071 partial sum of the data
-    /// (segments at odd offsets joined with [`csum_block_add`](super::csum_block_add)).
+    /// A frame holding everything `src` holds, gathered by the cursor engine with one fused
+    /// checksum-and-copy per segment (see
+    /// [`csum_and_copy_from_iter`](super::csum_and_copy_from_iter)); returns it with the RFC 1071
+    /// partial sum of the data. `src` ends empty.
     ///
     /// # Panics
     /// As [`Frame::with_room`].
     ///
     /// ```
+    /// use cachecopy::iter::{IoVec, Source};
     /// use cachecopy::net::{csum_partial, Frame};
     /// use cachecopy::Mode;
-    /// let (f, sum) = Frame::csum_copy_from_iov(42, &[b"odd", b"-sized parts"], 0, Mode::NonTemporal);
+    /// let iov = [IoVec::new(b"odd"), IoVec::new(b"-sized parts")];
+    /// let (f, sum) = Frame::csum_copy_from_iter(42, &mut Source::iovec(&iov), 0, Mode::NonTemporal);
     /// assert_eq!(&f[..], b"odd-sized parts");
     /// assert_eq!(sum, csum_partial(b"odd-sized parts", 0));
     /// ```
-    pub fn csum_copy_from_iov(
+    pub fn csum_copy_from_iter<M: crate::policy::Select>(
         headroom: usize,
-        iov: &[&[u8]],
+        src: &mut crate::iter::Source<'_>,
         tailroom: usize,
-        mode: Mode,
+        mode: M,
     ) -> (Frame, u32) {
-        let len = iov
-            .iter()
-            .try_fold(0usize, |n, s| n.checked_add(s.len()))
-            .unwrap_or(usize::MAX);
+        let len = src.count();
+        let mode = mode.select(src.mode());
         Frame::fill_from(headroom, len, tailroom, |dst| {
-            let mut off = 0;
-            iov.iter().fold(0, |sum, seg| {
-                // SAFETY: the segments fill `dst..dst + len` back to back, a fresh allocation.
-                let s = unsafe {
-                    super::csum::csum_and_copy_raw(dst.add(off), seg.as_ptr(), seg.len(), mode)
-                };
-                let sum = super::csum_block_add(sum, s, off);
-                off += seg.len();
-                sum
-            })
+            // SAFETY: `dst` is `len` writable bytes of a fresh allocation, overlapping nothing;
+            // the cursor holds exactly `len` bytes, so all of them are written.
+            unsafe { super::iter::csum_and_copy_from_iter_raw(dst, len, src, mode).1 }
         })
-        .unwrap_or_else(|e| panic!("cachecopy::net::Frame::csum_copy_from_iov: {e}"))
+        .unwrap_or_else(|e| panic!("cachecopy::net::Frame::csum_copy_from_iter: {e}"))
     }
 
     /// Allocates `headroom + len + tailroom` bytes, zeroes the room, lets `write` initialize the

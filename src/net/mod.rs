@@ -23,6 +23,7 @@
 mod csum;
 #[cfg(feature = "alloc")]
 mod frame;
+mod iter;
 pub(crate) mod sum;
 
 pub use csum::{
@@ -31,3 +32,4 @@ pub use csum::{
 };
 #[cfg(feature = "alloc")]
 pub use frame::{frame_reallocations, Frame, FrameError};
+pub use iter::{csum_and_copy_from_iter, csum_and_copy_to_iter};

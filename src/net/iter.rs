@@ -1,0 +1,112 @@
+//! Checksum-and-copy as steps of the cursor engine (Linux `csum_and_copy_from_iter` /
+//! `csum_and_copy_to_iter`): the walk is the cursors' own; each piece is one fused
+//! checksum-and-copy whose sum joins the running one at its offset (odd offsets byte-swapped).
+
+use crate::dispatch;
+use crate::iter::{Dest, Source};
+use crate::kernel::STREAM_MIN;
+use crate::policy::Select;
+use crate::{nt_threshold, Mode, Store};
+
+use super::csum::{csum_block_add, csum_copy_on};
+
+/// The store of one call moving `len` bytes in total, as the cursor copies resolve it.
+#[inline(always)]
+fn store_of(mode: Mode, len: usize) -> Store {
+    match mode.store(len, nt_threshold) {
+        Store::NonTemporal if len < STREAM_MIN => Store::Temporal,
+        s => s,
+    }
+}
+
+/// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
+/// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
+///
+/// `mode` is a [`Mode`] or a [`crate::policy`] marker, as for
+/// [`copy_from_iter`](crate::iter::copy_from_iter). Each source segment is one fused
+/// checksum-and-copy; a non-temporal call streams each piece's whole lines (the lines shared by
+/// two segments are written with ordinary stores by both) and fences after each streamed piece.
+///
+/// ```
+/// use cachecopy::iter::{IoVec, Source};
+/// use cachecopy::net::{csum_and_copy_from_iter, csum_partial};
+/// use cachecopy::Mode;
+///
+/// let segs = [IoVec::new(b"odd"), IoVec::new(b" offsets")];
+/// let mut src = Source::iovec(&segs);
+/// let mut frame = [0u8; 11];
+/// let (n, sum) = csum_and_copy_from_iter(&mut frame, &mut src, Mode::NonTemporal);
+/// assert_eq!((n, &frame), (11, b"odd offsets"));
+/// assert_eq!(sum, csum_partial(b"odd offsets", 0));
+/// ```
+pub fn csum_and_copy_from_iter<M: Select>(
+    dst: &mut [u8],
+    src: &mut Source<'_>,
+    mode: M,
+) -> (usize, u32) {
+    let mode = mode.select(src.mode());
+    // SAFETY: an exclusive slice, so it overlaps no source segment.
+    unsafe { csum_and_copy_from_iter_raw(dst.as_mut_ptr(), dst.len(), src, mode) }
+}
+
+/// [`csum_and_copy_from_iter`] into raw memory, which may be uninitialized.
+///
+/// # Safety
+/// `d..d + cap` writable, not overlapping any of `src`'s segments, not accessed by anything else
+/// during the call.
+pub(crate) unsafe fn csum_and_copy_from_iter_raw(
+    d: *mut u8,
+    cap: usize,
+    src: &mut Source<'_>,
+    mode: Mode,
+) -> (usize, u32) {
+    let len = cap.min(src.count());
+    let (k, store) = (dispatch::active(), store_of(mode, len));
+    let mut sum = 0;
+    let n = src.iterate(len, |base, n, done| {
+        // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
+        // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves at most
+        // `len <= cap` bytes; `k` comes from dispatch.
+        let s = unsafe { csum_copy_on(k, d.add(done), base, n, store) };
+        sum = csum_block_add(sum, s, done);
+        0
+    });
+    (n, sum)
+}
+
+/// Scatters `min(src.len(), dst.count())` bytes of `src` into `dst`'s segments, summing them on
+/// the way; advances `dst` and returns `(bytes copied, partial sum of src[..bytes])`.
+///
+/// ```
+/// use cachecopy::iter::{Dest, IoVecMut};
+/// use cachecopy::net::{csum_and_copy_to_iter, csum_partial};
+/// use cachecopy::Mode;
+///
+/// let (mut a, mut b) = ([0u8; 3], [0u8; 16]);
+/// let mut segs = [IoVecMut::new(&mut a), IoVecMut::new(&mut b)];
+/// let mut dst = Dest::iovec(&mut segs);
+/// let (n, sum) = csum_and_copy_to_iter(b"received data", &mut dst, Mode::Temporal);
+/// assert_eq!(n, 13);
+/// assert_eq!(sum, csum_partial(b"received data", 0));
+/// assert_eq!((&a, &b[..10]), (b"rec", &b"eived data"[..]));
+/// ```
+pub fn csum_and_copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M) -> (usize, u32) {
+    let mode = mode.select(dst.mode());
+    let len = src.len().min(dst.count());
+    let (k, store) = (dispatch::active(), store_of(mode, len));
+    let s = src.as_ptr();
+    let (mut sum, mut summed) = (0, 0);
+    let n = dst.iterate(len, |base, n, done| {
+        // SAFETY: `base..base + n` is an exclusive destination piece (engine), so it does not
+        // overlap the shared `src`; `done + n <= len <= src.len()`.
+        let part = unsafe { csum_copy_on(k, base, s.add(done), n, store) };
+        sum = csum_block_add(sum, part, done);
+        summed = done + n;
+        0
+    });
+    // A discarding cursor takes the bytes without a step: sum what it took.
+    if summed < n {
+        sum = csum_block_add(sum, super::csum_partial(&src[summed..n], 0), summed);
+    }
+    (n, sum)
+}
