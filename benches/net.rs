@@ -78,7 +78,15 @@ fn copy_nt(dst: &mut [u8], src: &[u8]) -> u32 {
 type CopyFn = fn(&mut [u8], &[u8]) -> u32;
 
 /// One comparison: (name, ours, baseline, sizes, cold destination, target ratio, target text).
-type Pair = (&'static str, CopyFn, CopyFn, &'static [usize], bool, f64, &'static str);
+type Pair = (
+    &'static str,
+    CopyFn,
+    CopyFn,
+    &'static [usize],
+    bool,
+    f64,
+    &'static str,
+);
 
 const PAIRS: [Pair; 2] = [
     (
