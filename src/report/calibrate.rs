@@ -17,8 +17,8 @@ pub struct Point {
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
     pub points: Vec<Point>,
-    /// Smallest measured size from which NonTemporal is at least as fast as Temporal at every
-    /// larger measured size, for a cold and a hot destination.
+    /// Where streaming stops losing to temporal stores (see [`crossover`]), for a cold and a hot
+    /// destination.
     pub crossover_cold: Option<usize>,
     pub crossover_hot: Option<usize>,
     /// The recommended `CACHECOPY_NT_THRESHOLD`: see [`recommend`].
@@ -27,18 +27,23 @@ pub struct Calibration {
     pub glibc: Option<usize>,
 }
 
-/// The smallest size from which `ratio >= 1` holds at that size and every larger one, given
-/// (size, NonTemporal ÷ Temporal) points. `None` when streaming loses at the largest size.
-/// Requiring the whole tail keeps one lucky sample below the real crossover from moving it.
-pub fn crossover(points: &[(usize, f64)]) -> Option<usize> {
+/// The smallest size from which streaming does not lose, given (size, NonTemporal ÷ Temporal)
+/// summaries: the start of the longest run of sizes, up to the largest, where no point loses.
+/// A point loses when its median is below 1, except a noisy point within 10 % of parity (on a
+/// shared VM one preempted round moves a median by that much). `None` when the largest size
+/// loses. Requiring the whole tail keeps one lucky point below the real crossover from moving it.
+pub fn crossover(points: &[(usize, Summary)]) -> Option<usize> {
     let mut pts = points.to_vec();
     pts.sort_by_key(|p| p.0);
+    let loses = |r: &Summary| r.median < 1.0 && !(r.noisy && r.median >= 0.9);
     let mut best = None;
-    for &(size, ratio) in pts.iter().rev() {
-        if ratio < 1.0 {
+    for (size, ratio) in pts.iter().rev() {
+        if loses(ratio) {
             break;
         }
-        best = Some(size);
+        if ratio.median >= 1.0 {
+            best = Some(*size);
+        }
     }
     best
 }
@@ -75,11 +80,11 @@ pub fn run(
             tick();
         }
     }
-    let of = |d: Dest| -> Vec<(usize, f64)> {
+    let of = |d: Dest| -> Vec<(usize, Summary)> {
         points
             .iter()
             .filter(|p| p.dest == d)
-            .map(|p| (p.size, p.ratio.median))
+            .map(|p| (p.size, p.ratio))
             .collect()
     };
     let (crossover_cold, crossover_hot) = (crossover(&of(Dest::Cold)), crossover(&of(Dest::Hot)));
@@ -97,14 +102,24 @@ pub fn run(
 mod tests {
     use super::*;
 
+    /// A tight summary with this median.
+    fn at(median: f64) -> Summary {
+        Summary::of(&[median]).unwrap()
+    }
+
+    /// A noisy summary with this median.
+    fn noisy(median: f64) -> Summary {
+        Summary::of(&[median * 0.2, median, median * 2.0]).unwrap()
+    }
+
     #[test]
     fn crossover_needs_the_whole_tail() {
         let t = [
-            (1 << 10, 0.5),
-            (4 << 10, 1.1),
-            (16 << 10, 0.9),
-            (64 << 10, 1.2),
-            (256 << 10, 1.4),
+            (1 << 10, at(0.5)),
+            (4 << 10, at(1.1)),
+            (16 << 10, at(0.9)),
+            (64 << 10, at(1.2)),
+            (256 << 10, at(1.4)),
         ];
         assert_eq!(crossover(&t), Some(64 << 10));
         // Order does not matter.
@@ -114,10 +129,24 @@ mod tests {
     }
 
     #[test]
+    fn noisy_near_parity_does_not_break_the_tail() {
+        let t = [(1, at(0.5)), (2, at(1.5)), (4, noisy(0.93)), (8, at(1.2))];
+        assert!(t[2].1.noisy);
+        assert_eq!(crossover(&t), Some(2));
+        // A tight 0.93 is a real loss, and so is a noisy 0.8.
+        let t = [(1, at(1.5)), (2, at(0.93)), (4, at(1.2))];
+        assert_eq!(crossover(&t), Some(4));
+        let t = [(1, at(1.5)), (2, noisy(0.8)), (4, at(1.2))];
+        assert_eq!(crossover(&t), Some(4));
+        // A tail of near-parity noise alone is no crossover.
+        assert_eq!(crossover(&[(1, noisy(0.95))]), None);
+    }
+
+    #[test]
     fn crossover_edges() {
         assert_eq!(crossover(&[]), None);
-        assert_eq!(crossover(&[(1, 2.0), (2, 0.99)]), None);
-        assert_eq!(crossover(&[(1, 1.0), (2, 1.5)]), Some(1));
+        assert_eq!(crossover(&[(1, at(2.0)), (2, at(0.99))]), None);
+        assert_eq!(crossover(&[(1, at(1.0)), (2, at(1.5))]), Some(1));
     }
 
     #[test]
