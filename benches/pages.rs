@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use cachecopy::iter::Source;
 use cachecopy::page::{
-    copy_page_from_iter, page_size, AlignedBlocks, FragBuilder, Frags, Page, PageLink, PageMeta,
-    PageTable, MAX_SKB_FRAGS,
+    copy_page_from_iter, page_size, AlignedBlocks, CompoundLookup, FragBuilder, Frags, Page,
+    PageLink, PageMeta, PageTable, MAX_SKB_FRAGS,
 };
 use cachecopy::Mode;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -57,7 +57,7 @@ fn table() -> (Page, Vec<Desc>) {
 }
 
 /// The whole 64 MiB in one build (room for the 32 frags): lookups, bytes.
-fn whole(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
+fn whole<L: CompoundLookup>(table: L, cache: bool) -> (usize, usize) {
     let mut b = FragBuilder::new(table).cache_heads(cache);
     let mut frags = Frags::<32>::new();
     let mut refs = 0;
@@ -69,7 +69,7 @@ fn whole(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
 }
 
 /// The 64 MiB as 180 KiB socket buffers of at most 17 frags.
-fn skbs(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
+fn skbs<L: CompoundLookup>(table: L, cache: bool) -> (usize, usize) {
     let mut b = FragBuilder::new(table).cache_heads(cache);
     let mut frags = Frags::<MAX_SKB_FRAGS>::new();
     let (mut at, mut refs) = (0, 0);
@@ -88,22 +88,28 @@ fn skbs(table: &PageTable<'_, Desc>, cache: bool) -> (usize, usize) {
     (b.stats().lookups, at)
 }
 
+/// Medians of `rounds` interleaved timings of each of `fs`, in seconds.
+fn interleaved_n(rounds: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut t = vec![Vec::new(); fs.len()];
+    for _ in 0..rounds {
+        for (f, t) in fs.iter_mut().zip(&mut t) {
+            let start = Instant::now();
+            f();
+            t.push(start.elapsed().as_secs_f64());
+        }
+    }
+    t.into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect()
+}
+
 /// Medians of `rounds` interleaved timings of `a` and `b`, in seconds.
 fn interleaved(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let t = Instant::now();
-        a();
-        ta.push(t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        b();
-        tb.push(t.elapsed().as_secs_f64());
-    }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (med(&mut ta), med(&mut tb))
+    let m = interleaved_n(rounds, &mut [&mut a, &mut b]);
+    (m[0], m[1])
 }
 
 fn frags(c: &mut Criterion) {
@@ -117,36 +123,44 @@ fn frags(c: &mut Criterion) {
     g.bench_function("skb180k/per_page", |b| b.iter(|| skbs(&table, false)));
     g.finish();
 
+    // The same builds with an arithmetic lookup (`AlignedBlocks`: no metadata read) split the
+    // per-page cost into walking page by page and touching a descriptor line per page.
+    let blocks = AlignedBlocks::of_size(HUGE).unwrap();
     let pages = TOTAL / page_size();
-    for (name, f) in [
-        (
-            "whole 64 MiB, 32 frags",
-            whole as fn(&_, bool) -> (usize, usize),
-        ),
-        ("180 KiB skbs, <=17 frags", skbs),
-    ] {
-        let (cached_lookups, _) = f(&table, true);
-        let (per_page_lookups, _) = f(&table, false);
-        let (tc, tp) = interleaved(
-            31,
-            || {
-                black_box(f(&table, true));
-            },
-            || {
-                black_box(f(&table, false));
-            },
-        );
-        println!(
-            "pages: frags, {name}: {:.1} pages per lookup cached ({cached_lookups} lookups) vs \
-             {:.1} per page ({per_page_lookups}); cached {:.1} us, per-page {:.1} us: \
-             per-page / cached = {:.2}x",
-            pages as f64 / cached_lookups as f64,
-            pages as f64 / per_page_lookups as f64,
-            tc * 1e6,
-            tp * 1e6,
-            tp / tc
-        );
+    macro_rules! report {
+        ($name:expr, $f:ident) => {{
+            let (cached_lookups, _) = $f(&table, true);
+            let (per_page_lookups, _) = $f(&table, false);
+            let m = interleaved_n(
+                31,
+                &mut [
+                    &mut || {
+                        black_box($f(&table, true));
+                    },
+                    &mut || {
+                        black_box($f(&table, false));
+                    },
+                    &mut || {
+                        black_box($f(blocks, false));
+                    },
+                ],
+            );
+            println!(
+                "pages: frags, {}: {:.1} pages per lookup cached ({cached_lookups} lookups) vs \
+                 {:.1} per page ({per_page_lookups}); cached {:.1} us, per-page {:.1} us \
+                 (per-page without metadata {:.1} us): per-page / cached = {:.2}x",
+                $name,
+                pages as f64 / cached_lookups as f64,
+                pages as f64 / per_page_lookups as f64,
+                m[0] * 1e6,
+                m[1] * 1e6,
+                m[2] * 1e6,
+                m[1] / m[0]
+            );
+        }};
     }
+    report!("whole 64 MiB, 32 frags", whole);
+    report!("180 KiB skbs, <=17 frags", skbs);
 }
 
 /// 2 MiB, aligned to 2 MiB, freed on drop.
