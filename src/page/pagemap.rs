@@ -236,3 +236,23 @@ impl CompoundLookup for Pagemap {
         Ok(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_frame_numbers_are_an_error_not_frame_zero() {
+        // Without CAP_SYS_ADMIN, Linux reports present pages with PFN bits zeroed.
+        assert_eq!(entry_pfn(PRESENT, 0x1000), Err(LookupError::NoFrameNumbers));
+        assert_eq!(
+            entry_pfn(PRESENT | (1 << 62), 0x1000),
+            Err(LookupError::NoFrameNumbers)
+        );
+        assert_eq!(
+            entry_pfn(0, 0x1000),
+            Err(LookupError::NotPresent { addr: 0x1000 })
+        );
+        assert_eq!(entry_pfn(PRESENT | (1 << 55) | 0x1234, 0), Ok(0x1234));
+    }
+}
