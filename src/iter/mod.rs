@@ -57,7 +57,7 @@ mod tests;
 
 pub use ops::{
     copy_from_iov, copy_from_iter, copy_from_iter_full, copy_iter, copy_to_iov, copy_to_iter,
-    copy_to_iter_full, zero_iter, Short,
+    copy_to_iter_full, zero_iter, Short, __copy_from_iter_prefetch,
 };
 pub use seg::{BioVec, BioVecMut, IoVec, IoVecMut};
 

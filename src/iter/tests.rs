@@ -246,11 +246,11 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let dst = &mut guard[off..off + len];
                 let mode = MODES[mode as usize];
                 let (n, want) = if matches!(op, Op::Full { .. }) {
-                    let r = full(&mut c, len, |c| copy_from_iter_on(k, dst, c, mode));
+                    let r = full(&mut c, len, |c| copy_from_iter_on::<_, false>(k, dst, c, mode));
                     let want = if len <= m.count { len } else { 0 };
                     (if r.is_ok() { len } else { 0 }, want)
                 } else {
-                    (copy_from_iter_on(k, dst, &mut c, mode), len.min(m.count))
+                    (copy_from_iter_on::<_, false>(k, dst, &mut c, mode), len.min(m.count))
                 };
                 assert_eq!(n, want);
                 assert_eq!(&guard[off..off + n], &flat[m.pos..m.pos + n], "{mode:?}");
@@ -463,7 +463,7 @@ fn nt_gather_streams_across_boundaries() {
                 for mode in [Mode::NonTemporal, Mode::FlushCache] {
                     let mut out = vec![0u8; dst_off + want.len() + 64];
                     let mut src = Source::iovec(&segs);
-                    let n = copy_from_iter_on(
+                    let n = copy_from_iter_on::<_, false>(
                         k,
                         &mut out[dst_off..dst_off + want.len()],
                         &mut src,
@@ -556,7 +556,7 @@ fn kunit_copy_from_kvec() {
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count().min(BUFSIZE);
             assert_eq!(
-                copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
+                copy_from_iter_on::<_, false>(k, &mut scratch[..size], &mut iter, mode),
                 size
             );
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
@@ -619,7 +619,7 @@ fn kunit_copy_from_bvec() {
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count();
             assert_eq!(
-                copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
+                copy_from_iter_on::<_, false>(k, &mut scratch[..size], &mut iter, mode),
                 size
             );
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
