@@ -56,8 +56,8 @@ mod seg;
 mod tests;
 
 pub use ops::{
-    copy_from_iov, copy_from_iter, copy_from_iter_full, copy_iter, copy_to_iov, copy_to_iter,
-    copy_to_iter_full, zero_iter, Short, __copy_from_iter_prefetch,
+    __copy_from_iter_prefetch, copy_from_iov, copy_from_iter, copy_from_iter_full, copy_iter,
+    copy_to_iov, copy_to_iter, copy_to_iter_full, zero_iter, Short,
 };
 pub use seg::{BioVec, BioVecMut, IoVec, IoVecMut};
 

@@ -329,7 +329,11 @@ pub fn copy_to_iov<M: Select>(src: &[u8], iovecs: &mut [IoVecMut<'_>], mode: M) 
 /// whether prefetching pays (benches/iter.rs); not part of the API.
 #[doc(hidden)]
 #[inline]
-pub fn __copy_from_iter_prefetch<M: Select>(dst: &mut [u8], src: &mut Source<'_>, mode: M) -> usize {
+pub fn __copy_from_iter_prefetch<M: Select>(
+    dst: &mut [u8],
+    src: &mut Source<'_>,
+    mode: M,
+) -> usize {
     let mode = mode.select(src.mode);
     copy_from_iter_on::<_, true>(dispatch::active(), dst, src, mode)
 }

@@ -246,11 +246,16 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let dst = &mut guard[off..off + len];
                 let mode = MODES[mode as usize];
                 let (n, want) = if matches!(op, Op::Full { .. }) {
-                    let r = full(&mut c, len, |c| copy_from_iter_on::<_, false>(k, dst, c, mode));
+                    let r = full(&mut c, len, |c| {
+                        copy_from_iter_on::<_, false>(k, dst, c, mode)
+                    });
                     let want = if len <= m.count { len } else { 0 };
                     (if r.is_ok() { len } else { 0 }, want)
                 } else {
-                    (copy_from_iter_on::<_, false>(k, dst, &mut c, mode), len.min(m.count))
+                    (
+                        copy_from_iter_on::<_, false>(k, dst, &mut c, mode),
+                        len.min(m.count),
+                    )
                 };
                 assert_eq!(n, want);
                 assert_eq!(&guard[off..off + n], &flat[m.pos..m.pos + n], "{mode:?}");
