@@ -176,24 +176,39 @@ fn init() -> &'static Kernels {
 
 /// The NT thresholds `Auto` uses when nothing overrides them, from the detected caches.
 ///
-/// Copy: `Auto` streams once the copy is large enough that ordinary stores would push out more
-/// than a core's fair share of the last-level cache: half the L3 slice of one core pair plus the
-/// core's own L2, i.e. `l2 + l3 / shared_by`, at least 1 MiB. On this project's Zen3 VM (512 KiB
-/// L2, 32 MiB L3 shared by 16) that is 2.5 MiB. Below it the destination is likely still cached
-/// when it is next read, and temporal stores win; above it the copy evicts more than it leaves
-/// useful. Without cache figures: 4 MiB.
+/// Copy: a quarter of one last-level cache instance (at least twice the L2 and 1 MiB). A copy
+/// of `len` bytes brings `2 * len` into the caches with ordinary stores; from `L3 / 4` up that is
+/// half the L3, so the copy evicts most of what its neighbours (and its own destination, by the
+/// time it is read) had cached, and streaming wins. Measured here (Zen3 VM, one 32 MiB L3 from
+/// CPUID 0x8000001D): the hot-destination crossover of Temporal and NonTemporal is 8 MiB
+/// (`cachecopy report`, 2026-11-29), which is `L3 / 4`. glibc computes its threshold from the
+/// legacy leaf 0x80000006, which reports 256 MiB on this VM, and lands at 192 MiB. Without
+/// cache figures: 4 MiB.
 ///
-/// Fill: the same rule, since a fill has the same destination stream and no source stream.
-pub(crate) fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
+/// Fill: the same rule; a fill has only the destination stream, see `benches/fill.rs`.
+fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
     const FALLBACK: usize = 4 << 20;
     let c = &cpu.caches;
     let copy = match (c.l2, c.l3) {
-        (Some(l2), Some(l3)) => l2 + l3 / c.l3_shared_by.unwrap_or(1).max(1),
+        (l2, Some(l3)) => (l3 / 4).max(2 * l2.unwrap_or(0)),
         (Some(l2), None) => 2 * l2,
         _ => FALLBACK,
     }
     .max(1 << 20);
     (copy, copy)
+}
+
+/// The copy threshold the crate derives from `cpu`'s caches when nothing overrides it: a quarter
+/// of one last-level cache instance, at least twice the L2 and at least 1 MiB (4 MiB without
+/// cache figures). On a Zen3 VM with a 32 MiB L3 slice: 8 MiB, where the measured hot-destination
+/// crossover of temporal and streaming copies lies.
+///
+/// ```
+/// let cpu = cachecopy::cpu();
+/// assert!(cachecopy::default_nt_threshold(&cpu) >= 1 << 20);
+/// ```
+pub fn default_nt_threshold(cpu: &Cpu) -> usize {
+    default_thresholds(cpu).0
 }
 
 /// `CACHECOPY_NT_THRESHOLD=bytes` (std): overrides the copy and fill thresholds.

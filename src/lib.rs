@@ -50,7 +50,8 @@ mod vector;
 
 pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};
 pub use dispatch::{
-    fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold, Backend, Unsupported,
+    default_nt_threshold, fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold,
+    Backend, Unsupported,
 };
 
 use dispatch::Unsupportable;

@@ -83,26 +83,24 @@ fn features(cpu: &Cpu) -> Vec<&'static str> {
     .collect()
 }
 
-/// Where `cachecopy::nt_threshold()` came from, reproducing the crate's documented rule
-/// (`dispatch::default_thresholds`): the environment, else `L2 + L3 / sharing` (at least
-/// 1 MiB), else a 4 MiB fallback.
+/// Where `cachecopy::nt_threshold()` came from: the environment, the crate's cache rule
+/// (`cachecopy::default_nt_threshold`), or a `set_nt_threshold` call.
 fn threshold_source(cpu: &Cpu, value: usize) -> String {
     if let Ok(v) = std::env::var("CACHECOPY_NT_THRESHOLD") {
         if v.trim().parse::<usize>() == Ok(value) {
             return format!("CACHECOPY_NT_THRESHOLD={}", v.trim());
         }
     }
+    if value != cachecopy::default_nt_threshold(cpu) {
+        return "set by the program (set_nt_threshold)".into();
+    }
     let c = cpu.caches;
     match (c.l2, c.l3) {
-        (Some(l2), Some(l3)) => {
-            let by = c.l3_shared_by.unwrap_or(1).max(1);
-            format!(
-                "L2 + L3 / sharing = {} + {} / {by} (at least 1 MiB), from {}",
-                size(l2),
-                size(l3),
-                c.source
-            )
-        }
+        (_, Some(l3)) => format!(
+            "L3 / 4 = {} / 4 (at least 2 x L2 and 1 MiB), caches from {}",
+            size(l3),
+            c.source
+        ),
         (Some(l2), None) => format!("2 x L2 = 2 x {} (at least 1 MiB)", size(l2)),
         _ => "no cache figures: 4 MiB fallback".into(),
     }

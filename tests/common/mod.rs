@@ -161,11 +161,20 @@ pub fn miri() -> bool {
     cfg!(miri)
 }
 
+/// Whether the tests run under a user-mode emulator (cargo's target runner, QEMU for aarch64):
+/// there the 64 x 64 offset grid is thinned to every third offset (still every residue mod 3
+/// and both ends), since TCG runs it ~20x slower than native.
+pub fn emulated() -> bool {
+    std::env::vars().any(|(k, v)| {
+        k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER") && !v.trim().is_empty()
+    })
+}
+
 /// Every length 0..=1024 at several offset pairs.
 pub fn table_all_lengths(backend: Backend) {
-    let max = if miri() { 80 } else { 1024 };
+    let max = if miri() { 40 } else { 1024 };
     let pairs: &[(usize, usize)] = if miri() {
-        &[(0, 0), (1, 3)]
+        &[(1, 3)]
     } else {
         &[
             (0, 0),
@@ -196,13 +205,19 @@ pub fn table_offsets(backend: Backend) {
     } else {
         boundary_lengths()
     };
-    let step = if miri() { 21 } else { 1 };
+    let step = if miri() {
+        21
+    } else if emulated() {
+        3
+    } else {
+        1
+    };
     let src = pattern(2200 + 64, 2);
     let mut dst = Vec::new();
     for mode in MODES {
         for &len in &lens {
-            for so in (0..64).step_by(step) {
-                for d_o in (0..64).step_by(step) {
+            for so in (0..64).step_by(step).chain([63]) {
+                for d_o in (0..64).step_by(step).chain([63]) {
                     check_copy(backend, mode, so, d_o, len, &src, &mut dst);
                 }
             }
@@ -225,7 +240,7 @@ pub fn table_large(backend: Backend) {
     ];
     lens.extend([(3 << 20) + 17, (5 << 20) - 3]);
     if miri() {
-        lens = vec![4095, 4097];
+        lens = vec![1100];
     }
     let src = pattern(*lens.iter().max().unwrap() + 64, 3);
     let mut dst = Vec::new();
@@ -240,7 +255,7 @@ pub fn table_large(backend: Backend) {
 
 /// Fill: offsets 0..=63 at every length 0..=1024 (and boundaries and multi-MiB sizes).
 pub fn table_fill(backend: Backend) {
-    let (max, step) = if miri() { (70, 13) } else { (1024, 1) };
+    let (max, step) = if miri() { (40, 29) } else { (1024, 1) };
     let mut dst = Vec::new();
     for mode in MODES {
         for d_o in (0..64).step_by(step) {
