@@ -61,8 +61,9 @@ impl Setup {
         }
     }
 
-    /// The next window's segments and destination (the same ones when hot).
-    fn next(&mut self) -> (Vec<IoVec<'_>>, &mut [u8]) {
+    /// The next window's segments and destination (the same ones when hot), and the window's
+    /// source bytes as one contiguous run of the same length (same temperature).
+    fn next(&mut self) -> (Vec<IoVec<'_>>, &mut [u8], &[u8]) {
         let w = self.next % self.windows.len();
         let len: usize = self.windows[w].iter().map(|s| s.1).sum();
         let d = (self.next % (self.dst.len() / len)) * len;
@@ -71,7 +72,12 @@ impl Setup {
             .iter()
             .map(|&(o, l)| IoVec::new(&self.src[o..o + l]))
             .collect();
-        (segs, &mut self.dst[d..d + len])
+        let start = self.windows[w][0].0;
+        (
+            segs,
+            &mut self.dst[d..d + len],
+            &self.src[start..start + len],
+        )
     }
 }
 
@@ -116,7 +122,6 @@ fn run(v: Variant, segs: &[IoVec<'_>], dst: &mut [u8], contiguous: &[u8]) {
 /// Median ns per call of each variant, interleaved round by round.
 fn compare(size: usize, hot: bool, variants: &[Variant]) -> Vec<f64> {
     let mut setup = Setup::new(size, hot);
-    let contiguous = vec![1u8; TOTAL];
     let calls = if hot { 200 } else { 40 };
     let rounds = 15;
     let mut times = vec![Vec::new(); variants.len()];
@@ -124,9 +129,9 @@ fn compare(size: usize, hot: bool, variants: &[Variant]) -> Vec<f64> {
         for (i, &v) in variants.iter().enumerate() {
             let mut ns = 0u128;
             for _ in 0..calls {
-                let (segs, dst) = setup.next();
+                let (segs, dst, contiguous) = setup.next();
                 let t = Instant::now();
-                run(v, &segs, dst, &contiguous);
+                run(v, &segs, dst, contiguous);
                 ns += t.elapsed().as_nanos();
             }
             times[i].push(ns as f64 / calls as f64);
@@ -214,7 +219,6 @@ fn bench(c: &mut Criterion) {
             ));
             g.throughput(Throughput::Elements((TOTAL / size) as u64));
             let mut setup = Setup::new(size, hot);
-            let contiguous = vec![1u8; TOTAL];
             let mut vs = vec![Variant::Hand];
             vs.extend(MODES.map(Variant::Cursor));
             if size == 1500 {
@@ -225,9 +229,9 @@ fn bench(c: &mut Criterion) {
                     b.iter_custom(|iters| {
                         let mut t = std::time::Duration::ZERO;
                         for _ in 0..iters {
-                            let (segs, dst) = setup.next();
+                            let (segs, dst, contiguous) = setup.next();
                             let start = Instant::now();
-                            run(v, &segs, dst, &contiguous);
+                            run(v, &segs, dst, contiguous);
                             t += start.elapsed();
                         }
                         t
