@@ -1,0 +1,36 @@
+//! Arbitrary backend, mode, flush instruction, offset, length and byte versus the reference
+//! fill, with canaries around the destination.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use cachecopy::{Backend, FlushOp, Mode};
+use libfuzzer_sys::fuzz_target;
+
+#[derive(Arbitrary, Debug)]
+struct Case {
+    backend: u8,
+    mode: u8,
+    flush: u8,
+    offset: u8,
+    len: u32,
+    byte: u8,
+}
+
+const CANARY: u8 = 0x3D;
+
+fuzz_target!(|c: Case| {
+    let backends = Backend::supported();
+    let backend = backends[c.backend as usize % backends.len()];
+    let mode = [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache, Mode::Auto][c.mode as usize % 4];
+    let (off, len) = (c.offset as usize % 64, c.len as usize % (1 << 17));
+    let mut dst = vec![CANARY; off + len + 64];
+    if mode == Mode::FlushCache && c.flush % 2 == 1 {
+        let ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
+        let op = ops[c.flush as usize / 2 % ops.len()];
+        cachecopy::fill_with_flush(backend, op, &mut dst[off..off + len], c.byte).unwrap();
+    } else {
+        cachecopy::fill_with(backend, &mut dst[off..off + len], c.byte, mode).unwrap();
+    }
+    assert!(dst[off..off + len].iter().all(|&b| b == c.byte));
+    assert!(dst[..off].iter().chain(&dst[off + len..]).all(|&b| b == CANARY));
+});
