@@ -12,12 +12,21 @@ fn main() {
                 for i in 0..n {
                     let o = i & 31;
                     let d = black_box(&mut dst[o..o + len]);
-                    if which == 0 { d.copy_from_slice(black_box(&src[..len])) } else { cachecopy::copy(d, black_box(&src[..len]), cachecopy::Mode::Temporal) }
+                    if which == 0 {
+                        d.copy_from_slice(black_box(&src[..len]))
+                    } else {
+                        cachecopy::copy(d, black_box(&src[..len]), cachecopy::Mode::Temporal)
+                    }
                 }
                 let e = t.elapsed().as_secs_f64() / n as f64 * 1e9;
                 best[which] = best[which].min(e);
             }
         }
-        println!("len {len:5}: memcpy {:.2} ns, ours {:.2} ns, ours/memcpy speed {:.2}x", best[0], best[1], best[0] / best[1]);
+        println!(
+            "len {len:5}: memcpy {:.2} ns, ours {:.2} ns, ours/memcpy speed {:.2}x",
+            best[0],
+            best[1],
+            best[0] / best[1]
+        );
     }
 }

@@ -6,9 +6,27 @@ use std::sync::{Arc, Barrier};
 
 use cachecopy::{Backend, Mode};
 
+/// This test binary, launched through the cargo target runner (QEMU for the aarch64 suite) when
+/// cargo used one, since a foreign binary cannot be executed directly.
+fn this_binary() -> Command {
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::vars().find(|(k, v)| {
+        k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER") && !v.trim().is_empty()
+    });
+    match runner {
+        Some((_, r)) => {
+            let mut words = r.split_whitespace();
+            let mut cmd = Command::new(words.next().unwrap());
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => Command::new(exe),
+    }
+}
+
 /// Runs the ignored test `name` of this binary in a child with `env` set; returns its stderr.
 fn child(name: &str, env: &[(&str, &str)]) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = this_binary()
         .args([
             "--ignored",
             "--exact",
@@ -16,7 +34,6 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
             "--nocapture",
             "--test-threads=1",
         ])
-        .envs(env.iter().copied())
         .env_remove("CACHECOPY_BACKEND")
         .env_remove("CACHECOPY_NT_THRESHOLD")
         .envs(env.iter().copied())
