@@ -1,5 +1,5 @@
 //! The AVX-512 backend, run under Bochs by `.ci/run` (this machine has no AVX-512):
-//! `TEST_ARGS="--test-threads=1 --ignored avx512" test-avx512.sh`. The test fails unless the
+//! `TEST_ARGS="--test-threads=1 --nocapture --ignored avx512" test-avx512.sh`. The test fails unless the
 //! CPU reports AVX-512 and dispatch picked it, and prints a marker `.ci/run` looks for, so a
 //! green Bochs run that never ran AVX-512 code cannot pass.
 

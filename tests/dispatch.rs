@@ -1,32 +1,15 @@
 //! Dispatch under races and environment overrides. Each case runs in a fresh process (this test
 //! binary re-executed with one ignored test selected), since detection happens once per process.
 
-use std::process::Command;
 use std::sync::{Arc, Barrier};
 
 use cachecopy::{Backend, Mode};
 
-/// This test binary, launched through the cargo target runner (QEMU for the aarch64 suite) when
-/// cargo used one, since a foreign binary cannot be executed directly.
-fn this_binary() -> Command {
-    let exe = std::env::current_exe().unwrap();
-    let runner = std::env::vars().find(|(k, v)| {
-        k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER") && !v.trim().is_empty()
-    });
-    match runner {
-        Some((_, r)) => {
-            let mut words = r.split_whitespace();
-            let mut cmd = Command::new(words.next().unwrap());
-            cmd.args(words).arg(exe);
-            cmd
-        }
-        None => Command::new(exe),
-    }
-}
+mod common;
 
 /// Runs the ignored test `name` of this binary in a child with `env` set; returns its stderr.
 fn child(name: &str, env: &[(&str, &str)]) -> String {
-    let out = this_binary()
+    let out = common::run_target_binary(std::env::current_exe().unwrap())
         .args([
             "--ignored",
             "--exact",

@@ -4,8 +4,10 @@
 
 use std::process::Command;
 
+mod common;
+
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cachecopy"))
+    common::run_target_binary(env!("CARGO_BIN_EXE_cachecopy"))
 }
 
 #[test]

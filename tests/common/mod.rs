@@ -161,6 +161,24 @@ pub fn miri() -> bool {
     cfg!(miri)
 }
 
+/// A command running `exe` (a binary built for the test target) through cargo's target runner
+/// when cargo used one (QEMU for the aarch64 suite), since a foreign binary cannot be executed
+/// directly.
+pub fn run_target_binary(exe: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let runner = std::env::vars().find(|(k, v)| {
+        k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER") && !v.trim().is_empty()
+    });
+    match runner {
+        Some((_, r)) => {
+            let mut words = r.split_whitespace();
+            let mut cmd = std::process::Command::new(words.next().unwrap());
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    }
+}
+
 /// Whether the tests run under a user-mode emulator (cargo's target runner, QEMU for aarch64):
 /// there the 64 x 64 offset grid is thinned to every third offset (still every residue mod 3
 /// and both ends), since TCG runs it ~20x slower than native.
