@@ -1,2 +1,134 @@
-//! aarch64: placeholder until the NEON leaf lands; runs the word backend only.
-include!("../other.rs");
+//! aarch64: NEON `q` registers (`ldp`/`stp`, `stnp`); `dmb ishst`; `dc cvap`/`dc cvac` by the
+//! line size of `CTR_EL0`, then `dsb sy`; detection through `std_detect` or the ID registers.
+
+mod cpu;
+#[cfg(target_feature = "neon")]
+mod neon;
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+pub(crate) use self::cpu::detect;
+use crate::kernel::Kernels;
+use crate::FlushOp;
+
+cfg_if::cfg_if! {
+    if #[cfg(target_feature = "neon")] {
+        /// Every backend compiled for aarch64, best last. Advanced SIMD is mandatory in every
+        /// arm64 Linux/macOS/Windows ABI, so a CPU running this build supports both.
+        pub(crate) static BACKENDS: [&Kernels; 2] = [&super::generic::GENERIC, &neon::NEON];
+    } else {
+        /// Soft-float targets (`aarch64-unknown-none-softfloat`): no vector registers.
+        pub(crate) static BACKENDS: [&Kernels; 1] = [&super::generic::GENERIC];
+    }
+}
+
+/// The granularity at which streamed (`stnp`) and ordinary stores are kept apart: 128 bytes.
+///
+/// It must be a multiple of the real line so that no line receives both kinds of store. Arm's
+/// Cortex/Neoverse cores, Ampere and Graviton use 64-byte lines; Apple's M-series cores use
+/// 128-byte lines (`hw.cachelinesize` = 128), so 64 would leave a line written both ways at each
+/// end of every streamed copy there. 128 costs at most 64 more ordinary-store bytes per end on
+/// 64-byte-line cores, which is nothing next to `STREAM_MIN` (1 KiB). (A64FX's 256-byte lines
+/// are the one known exception: there the two partial lines mix, which is correct, only not
+/// optimal.) The line size *flushing* steps by is read from `CTR_EL0` instead: see [`dcache_line`].
+pub(crate) const STREAM_LINE: usize = 128;
+
+/// Orders every earlier `stnp` before any later store of this thread.
+///
+/// Arm ARM (DDI 0487), C3.2.9: non-temporal pairs are ordinary accesses for the memory model
+/// except that a *load* pair reached by an address dependency may be observed out of order; and
+/// B2.3 ("Barrier-ordered-before"): a `DMB` with the `ST` option orders every Memory Write effect
+/// before it before every Memory Write effect after it, for all observers in the shareability
+/// domain (`ISH`: every core running this process). So `dmb ishst` makes the streamed data
+/// visible no later than any flag the caller stores afterwards, relaxed or not, which is what
+/// Rust's model needs from a copy returning (rust-lang/rust#114582); a later release store
+/// (`stlr`) would order it anyway, but a relaxed one would not.
+///
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn stream_fence() {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            core::sync::atomic::fence(Ordering::SeqCst);
+        } else {
+            // SAFETY: a barrier; touches no memory of its own (no `nomem`: it must not move
+            // across the stores it orders).
+            unsafe { core::arch::asm!("dmb ishst", options(nostack, preserves_flags)) }
+        }
+    }
+}
+
+/// The smallest data-cache line of any core this process can run on, in bytes:
+/// `4 << CTR_EL0.DminLine` (bits 19:16, log2 of 4-byte words). Read once and cached, because on
+/// systems whose cores disagree Linux traps EL0 reads of `CTR_EL0` and emulates them (reporting
+/// the safe minimum), which costs a trap per read. PMDK stepped by a hard-coded 64 and so skipped
+/// half the lines on 32-byte-line cores.
+pub(crate) fn dcache_line() -> usize {
+    static LINE: AtomicUsize = AtomicUsize::new(0);
+    let line = LINE.load(Ordering::Relaxed);
+    if line != 0 {
+        return line;
+    }
+    let line = cpu::ctr_dminline();
+    LINE.store(line, Ordering::Relaxed);
+    line
+}
+
+/// Cleans every line holding a byte of `p..p + len` with `op`.
+///
+/// Data-cache maintenance by address is ordered after earlier stores to the same line in
+/// program order on Normal memory (Arm ARM, "Ordering and completion of data and
+/// instruction cache instructions"), so no barrier is needed before the first `dc`; completion
+/// needs [`flush_fence`].
+///
+/// # Safety
+/// `op` must be supported by this CPU; the range must be mapped (a clean of an unmapped line
+/// faults). Linux sets `SCTLR_EL1.UCI`, so EL0 may execute `dc cvac`/`dc cvap`.
+#[inline(always)]
+pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let step = dcache_line();
+    let end = p as usize + len;
+    let mut line = p as usize & !(step - 1);
+    macro_rules! each_line {
+        ($insn:literal) => {
+            while line < end {
+                // SAFETY: the line holds a destination byte, so it is mapped; the caller
+                // guarantees the instruction exists. No `nomem`: it must stay after the stores.
+                unsafe { core::arch::asm!($insn, in(reg) line, options(nostack, preserves_flags)) };
+                line += step;
+            }
+        };
+    }
+    match op {
+        // `dc cvap` written as its `sys` alias (op1=3, CRn=c7, CRm=c12, op2=1) so that the
+        // assembler does not require the `dpb` (LLVM: `ccpp`) feature for the whole function;
+        // the run-time check guards it instead.
+        #[cfg(not(miri))]
+        FlushOp::DcCvap => each_line!("sys #3, c7, c12, #1, {0}"),
+        #[cfg(not(miri))]
+        FlushOp::DcCvac => each_line!("dc cvac, {0}"),
+        _ => {}
+    }
+}
+
+/// Waits until every clean started by [`flush_range`] has completed (reached the point of
+/// persistence or coherency) and orders it before everything after: `dsb sy`, as Linux's
+/// `dcache_clean_pop` ends with. A `dmb` would only order the cleans, not wait for them.
+///
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn flush_fence(_op: FlushOp) {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            core::sync::atomic::fence(Ordering::SeqCst);
+        } else {
+            // SAFETY: a barrier; must not move across the stores and cleans it completes.
+            unsafe { core::arch::asm!("dsb sy", options(nostack, preserves_flags)) }
+        }
+    }
+}

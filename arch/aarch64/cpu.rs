@@ -1,0 +1,277 @@
+//! aarch64 detection.
+//!
+//! - `dpb` (FEAT_DPB, `dc cvap`): with `std`, `std_detect` (`AT_HWCAP` on Linux, `sysctl` on
+//!   macOS); without `std`, `ID_AA64ISAR1_EL1.DPB` read with `mrs`. EL0 cannot read ID registers
+//!   architecturally: Linux (since 4.11, `HWCAP_CPUID`) traps the `mrs` and emulates it with the
+//!   system-wide safe value, and QEMU user mode does the same. `no_std` builds therefore assume
+//!   Linux user space or EL1 (kernels, firmware, bare metal); elsewhere the `mrs` would fault.
+//! - The line size comes from `CTR_EL0`, which EL0 may read on Linux and macOS (`SCTLR_EL1.UCT`).
+//! - The implementer and part come from `MIDR_EL1` (emulated like the ID registers), read only
+//!   where that emulation is known to exist: Linux or `no_std`.
+//! - Cache sizes, with `std` on Linux: `/sys/devices/system/cpu/cpu0/cache` (arm64 has no
+//!   CPUID-like size report for user space; `CCSIDR_EL1` is EL1-only).
+
+use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
+
+/// `4 << CTR_EL0.DminLine`: the smallest data-cache line in bytes.
+pub(super) fn ctr_dminline() -> usize {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            64
+        } else {
+            let ctr: u64;
+            // SAFETY: reads a register EL0 may read on Linux and macOS (or that the kernel
+            // emulates); no memory access.
+            unsafe {
+                core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack, preserves_flags))
+            };
+            4 << ((ctr >> 16) & 0xf)
+        }
+    }
+}
+
+/// FEAT_DPB: `dc cvap` exists.
+fn dpb() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            false
+        } else if #[cfg(feature = "std")] {
+            std::arch::is_aarch64_feature_detected!("dpb")
+        } else {
+            let isar1: u64;
+            // SAFETY: EL1 reads it natively; Linux user space gets the emulated, sanitised value
+            // (module docs). No memory access.
+            unsafe {
+                core::arch::asm!(
+                    "mrs {}, ID_AA64ISAR1_EL1",
+                    out(reg) isar1,
+                    options(nomem, nostack, preserves_flags),
+                )
+            };
+            // DPB, bits 3:0: 1 = DC CVAP, 2 = DC CVAP and DC CVADP.
+            isar1 & 0xf != 0
+        }
+    }
+}
+
+/// `MIDR_EL1`, where reading it cannot fault.
+fn midr() -> Option<u64> {
+    cfg_if::cfg_if! {
+        if #[cfg(all(not(miri), any(target_os = "linux", target_os = "android", not(feature = "std"))))] {
+            let midr: u64;
+            // SAFETY: Linux emulates EL0 reads of MIDR_EL1 (module docs); EL1 reads it natively.
+            unsafe {
+                core::arch::asm!("mrs {}, MIDR_EL1", out(reg) midr, options(nomem, nostack, preserves_flags))
+            };
+            Some(midr)
+        } else {
+            None
+        }
+    }
+}
+
+/// The implementer's name (MIDR_EL1 bits 31:24), as the Arm ARM's table of implementer codes.
+fn implementer(code: u8) -> &'static str {
+    match code {
+        0x00 => "software",
+        0x41 => "ARM",
+        0x42 => "Broadcom",
+        0x43 => "Cavium",
+        0x46 => "Fujitsu",
+        0x48 => "HiSilicon",
+        0x4e => "NVIDIA",
+        0x50 => "Applied Micro",
+        0x51 => "Qualcomm",
+        0x61 => "Apple",
+        0x6d => "Microsoft",
+        0xc0 => "Ampere",
+        _ => "unknown",
+    }
+}
+
+/// A few well-known Arm parts by name; the rest as `part 0xNNN rXpY`.
+fn brand(midr: u64) -> Text<48> {
+    let part = ((midr >> 4) & 0xfff) as u16;
+    let name = match ((midr >> 24) as u8, part) {
+        (0x41, 0xd03) => "Cortex-A53",
+        (0x41, 0xd07) => "Cortex-A57",
+        (0x41, 0xd08) => "Cortex-A72",
+        (0x41, 0xd0b) => "Cortex-A76",
+        (0x41, 0xd0c) => "Neoverse N1",
+        (0x41, 0xd40) => "Neoverse V1",
+        (0x41, 0xd49) => "Neoverse N2",
+        (0x41, 0xd4f) => "Neoverse V2",
+        (0x41, 0xd84) => "Neoverse V3",
+        _ => "part",
+    };
+    let hex = |d: u64| b"0123456789abcdef"[(d & 0xf) as usize];
+    let mut buf = [0u8; 48];
+    let n = name.len();
+    buf[..n].copy_from_slice(name.as_bytes());
+    let tail = [
+        b' ',
+        b'0',
+        b'x',
+        hex(u64::from(part) >> 8),
+        hex(u64::from(part) >> 4),
+        hex(u64::from(part)),
+        b' ',
+        b'r',
+        hex(midr >> 20),
+        b'p',
+        hex(midr),
+    ];
+    buf[n..n + tail.len()].copy_from_slice(&tail);
+    Text::new(&buf[..n + tail.len()])
+}
+
+pub(crate) fn detect() -> Cpu {
+    let neon = cfg!(target_feature = "neon");
+    let dpb = dpb();
+    let midr = midr();
+    Cpu {
+        arch: "aarch64",
+        features: Features {
+            neon,
+            dpb,
+            ..Features::default()
+        },
+        caches: caches(super::dcache_line()),
+        flush: if cfg!(miri) {
+            FlushOp::Fence
+        } else if dpb {
+            FlushOp::DcCvap
+        } else {
+            FlushOp::DcCvac
+        },
+        vendor: midr.map_or(Text::EMPTY, |m| {
+            Text::new(implementer((m >> 24) as u8).as_bytes())
+        }),
+        brand: midr.map_or(Text::EMPTY, brand),
+        backends: super::BACKENDS.len(),
+    }
+}
+
+/// Cache sizes from sysfs (Linux, `std`), else the line size alone.
+fn caches(line: usize) -> Caches {
+    let mut c = Caches {
+        line,
+        source: "ctr_el0",
+        ..Caches::default()
+    };
+    #[cfg(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        not(miri)
+    ))]
+    sysfs(&mut c);
+    c
+}
+
+/// Fills `c` from `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,shared_cpu_list}`.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn sysfs(c: &mut Caches) {
+    use std::{format, fs::read_to_string};
+    let mut found = false;
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let read = |f: &str| read_to_string(format!("{dir}/{f}")).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if !matches!(kind.trim(), "Data" | "Unified") {
+            continue;
+        }
+        let Some(size) = parse_size(size.trim()) else {
+            continue;
+        };
+        found = true;
+        match level.trim() {
+            "1" => c.l1d = Some(size),
+            "2" => c.l2 = Some(size),
+            "3" => {
+                c.l3 = Some(size);
+                c.l3_shared_by = read("shared_cpu_list").and_then(|l| count_cpus(l.trim()));
+            }
+            _ => {}
+        }
+    }
+    if found {
+        c.source = "ctr_el0 + sysfs";
+    }
+}
+
+/// `"48K"`, `"2048K"`, `"32M"` or plain bytes.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn parse_size(s: &str) -> Option<usize> {
+    let (num, mul) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<usize>().ok()?.checked_mul(mul)
+}
+
+/// The number of CPUs in a list such as `"0-15"` or `"0,2,4-7"`.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn count_cpus(list: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in list.split(',') {
+        n += match part.split_once('-') {
+            Some((a, b)) => {
+                b.parse::<usize>()
+                    .ok()?
+                    .checked_sub(a.parse::<usize>().ok()?)?
+                    + 1
+            }
+            None => {
+                part.parse::<usize>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
+#[cfg(all(
+    test,
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_formats() {
+        assert_eq!(parse_size("48K"), Some(48 << 10));
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(count_cpus("0-15"), Some(16));
+        assert_eq!(count_cpus("0,2,4-7"), Some(6));
+        assert_eq!(count_cpus("3"), Some(1));
+        assert_eq!(count_cpus("7-3"), None);
+    }
+
+    #[test]
+    fn brand_strings() {
+        assert_eq!(brand(0x410f_d083).as_str(), "Cortex-A72 0xd08 r0p3");
+        assert_eq!(brand(0x611f_0221).as_str(), "part 0x022 r1p1");
+        assert_eq!(implementer(0xc0), "Ampere");
+    }
+}

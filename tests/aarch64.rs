@@ -1,0 +1,267 @@
+//! The aarch64 backend: which clean instruction flush-cache copies select under each QEMU CPU
+//! model, that NEON is offered exactly on aarch64, and byte-exact copies and fills in every mode
+//! around the 16/32/64/128-byte boundaries the NEON kernel and `STREAM_LINE` (128) create.
+//!
+//! Under `test-aarch64.sh` the QEMU model is known from the runner command line cargo passes
+//! on (`CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=... -cpu <model>`), or from
+//! `CACHECOPY_EXPECT_DPB=0|1`; on real hardware the test falls back to `AT_HWCAP`.
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64 {
+    use cachecopy::{
+        copy_with, copy_with_flush, cpu, fill_with, fill_with_flush, Backend, FlushOp, Mode,
+    };
+
+    /// Models that implement FEAT_DPB in QEMU 10 (`dc cvap` executes) and models that do not
+    /// (`dc cvap` raises SIGILL): /work/shared/cross/README.md.
+    const DPB_MODELS: &[&str] = &[
+        "max",
+        "neoverse-n1",
+        "neoverse-v1",
+        "neoverse-n2",
+        "cortex-a76",
+        "a64fx",
+    ];
+    const NO_DPB_MODELS: &[&str] = &["cortex-a53", "cortex-a57", "cortex-a72"];
+
+    /// Whether this CPU should have `dc cvap`, and how that was decided.
+    fn expected_dpb() -> (bool, String) {
+        if let Ok(v) = std::env::var("CACHECOPY_EXPECT_DPB") {
+            return (v.trim() == "1", format!("CACHECOPY_EXPECT_DPB={v}"));
+        }
+        if let Ok(runner) = std::env::var("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER") {
+            let mut words = runner.split_whitespace();
+            if let Some(model) = words.by_ref().skip_while(|w| *w != "-cpu").nth(1) {
+                let model = model.split(',').next().unwrap_or(model);
+                if DPB_MODELS.contains(&model) {
+                    return (true, format!("qemu -cpu {model}"));
+                }
+                if NO_DPB_MODELS.contains(&model) {
+                    return (false, format!("qemu -cpu {model}"));
+                }
+                panic!("qemu -cpu {model}: add it to DPB_MODELS or NO_DPB_MODELS");
+            }
+        }
+        // Real hardware: the kernel's own report, independent of cachecopy's detection path.
+        // SAFETY: getauxval has no preconditions.
+        let hwcap = unsafe { libc::getauxval(libc::AT_HWCAP) };
+        (
+            hwcap & libc::HWCAP_DCPOP != 0,
+            format!("AT_HWCAP {hwcap:#x}"),
+        )
+    }
+
+    #[test]
+    fn flush_cache_selects_the_clean_instruction_of_this_cpu_model() {
+        let (dpb, why) = expected_dpb();
+        let c = cpu();
+        eprintln!("{why}: {c:?} vendor {:?} brand {:?}", c.vendor(), c.brand());
+        assert_eq!(c.arch, "aarch64");
+        assert!(c.features.neon);
+        assert_eq!(c.features.dpb, dpb, "{why}");
+        let want = if dpb {
+            FlushOp::DcCvap
+        } else {
+            FlushOp::DcCvac
+        };
+        assert_eq!(c.flush, want, "{why}");
+        let ops: Vec<FlushOp> = c.flush_ops().collect();
+        let mut expect = vec![];
+        if dpb {
+            expect.push(FlushOp::DcCvap);
+        }
+        expect.extend([FlushOp::DcCvac, FlushOp::Fence]);
+        assert_eq!(ops, expect, "{why}");
+
+        // The instruction that is not there is refused, not executed (it would be SIGILL).
+        let src = vec![7u8; 4096];
+        let mut dst = vec![0u8; 4096];
+        let r = copy_with_flush(Backend::Neon, FlushOp::DcCvap, &mut dst, &src);
+        assert_eq!(r.is_ok(), dpb, "{why}");
+        assert_eq!(dst == src, dpb);
+        for op in [FlushOp::Clwb, FlushOp::Clflushopt, FlushOp::Clflush] {
+            assert!(copy_with_flush(Backend::Neon, op, &mut dst, &src).is_err());
+        }
+    }
+
+    #[test]
+    fn line_size_comes_from_ctr_el0() {
+        let line = cpu().caches.line;
+        assert!(
+            line.is_power_of_two() && (16..=2048).contains(&line),
+            "{line}"
+        );
+        let ctr: u64;
+        // SAFETY: EL0 may read CTR_EL0 on Linux; no memory access.
+        unsafe { std::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack)) };
+        assert_eq!(line, 4 << ((ctr >> 16) & 0xf));
+    }
+
+    #[test]
+    fn neon_is_supported_and_chosen() {
+        assert_eq!(Backend::supported(), &[Backend::Generic, Backend::Neon]);
+        assert_eq!(Backend::from_name("neon"), Some(Backend::Neon));
+        match std::env::var("CACHECOPY_BACKEND").ok().as_deref() {
+            Some("generic") => assert_eq!(Backend::active(), Backend::Generic),
+            Some("neon") | None => assert_eq!(Backend::active(), Backend::Neon),
+            Some(_) => {}
+        }
+        for b in [Backend::Sse2, Backend::Avx2, Backend::Avx512] {
+            let mut d = [0u8; 4];
+            assert!(copy_with(b, &mut d, &[1; 4], Mode::Temporal).is_err());
+        }
+    }
+
+    /// Every length 0..=300 (all register cascades and the 128-byte body), then lengths around
+    /// `STREAM_MIN` (1 KiB, where non-temporal starts streaming) and the 128-byte stream line.
+    fn lengths() -> Vec<usize> {
+        let mut v: Vec<usize> = (0..=300).collect();
+        for base in [1024, 1024 + 128, 2048, 4096, 3 * 4096 + 128] {
+            v.extend(base - 33..=base + 33);
+        }
+        v.extend([4096 * 4 + 65, 65536 + 127]);
+        v
+    }
+
+    /// Destination offsets: every offset within 32 bytes, and the line boundaries beyond it.
+    const DST_OFFSETS: &[usize] = &[
+        0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 95, 127, 128, 129,
+    ];
+    const SRC_OFFSETS: &[usize] = &[0, 1, 16, 31];
+    const CANARY: u8 = 0xe5;
+    const PAD: usize = 160;
+
+    /// The write operations under test, by name: every mode, and each flush instruction this CPU
+    /// has, through both `copy`/`fill` entry points.
+    fn ops() -> Vec<(String, Option<Mode>, Option<FlushOp>)> {
+        let mut v: Vec<_> = [
+            Mode::Temporal,
+            Mode::NonTemporal,
+            Mode::FlushCache,
+            Mode::Auto,
+        ]
+        .into_iter()
+        .map(|m| (format!("{m:?}"), Some(m), None))
+        .collect();
+        v.extend(
+            cpu()
+                .flush_ops()
+                .map(|op| (format!("flush {op}"), None, Some(op))),
+        );
+        v
+    }
+
+    /// Asserts `buf[off..off + len] == want` and every other byte still `CANARY`.
+    fn check(buf: &[u8], off: usize, want: &[u8], what: &dyn Fn() -> String) {
+        let len = want.len();
+        if let Some(i) = buf[..off]
+            .iter()
+            .chain(&buf[off + len..])
+            .position(|&b| b != CANARY)
+        {
+            panic!(
+                "{}: byte outside the destination changed (index {i})",
+                what()
+            );
+        }
+        if let Some(i) = (0..len).find(|&i| buf[off + i] != want[i]) {
+            panic!(
+                "{}: byte {i} is {:#x}, want {:#x}",
+                what(),
+                buf[off + i],
+                want[i]
+            );
+        }
+    }
+
+    #[test]
+    fn copies_are_byte_exact_in_every_mode() {
+        let lens = lengths();
+        let max = *lens.iter().max().unwrap();
+        let src_buf: Vec<u8> = (0..max + 64).map(|i| (i * 131 + i / 251) as u8).collect();
+        let mut dst_buf = vec![CANARY; max + 2 * PAD];
+        for &backend in Backend::supported() {
+            for (name, mode, op) in ops() {
+                for &len in &lens {
+                    let (dsts, srcs) = if len <= 300 || len % 7 == 0 {
+                        (DST_OFFSETS, SRC_OFFSETS)
+                    } else {
+                        (&DST_OFFSETS[..6], &SRC_OFFSETS[..2])
+                    };
+                    for &d in dsts {
+                        for &s in srcs {
+                            let src = &src_buf[s..s + len];
+                            let dst = &mut dst_buf[d..d + len];
+                            let r = match (mode, op) {
+                                (Some(m), _) => copy_with(backend, dst, src, m),
+                                (_, Some(op)) => copy_with_flush(backend, op, dst, src),
+                                _ => unreachable!(),
+                            };
+                            r.unwrap();
+                            check(&dst_buf[..d + len + PAD], d, src, &|| {
+                                format!("copy {backend} {name} len {len} dst+{d} src+{s}")
+                            });
+                            dst_buf[d..d + len].fill(CANARY);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fills_are_byte_exact_in_every_mode() {
+        let lens = lengths();
+        let max = *lens.iter().max().unwrap();
+        let mut dst_buf = vec![CANARY; max + 2 * PAD];
+        for &backend in Backend::supported() {
+            for (name, mode, op) in ops() {
+                for &len in &lens {
+                    for &d in DST_OFFSETS {
+                        let byte = (len as u8) ^ 0x5a ^ (d as u8);
+                        let byte = if byte == CANARY { 0 } else { byte };
+                        let dst = &mut dst_buf[d..d + len];
+                        let r = match (mode, op) {
+                            (Some(m), _) => fill_with(backend, dst, byte, m),
+                            (_, Some(op)) => fill_with_flush(backend, op, dst, byte),
+                            _ => unreachable!(),
+                        };
+                        r.unwrap();
+                        let want = vec![byte; len];
+                        check(&dst_buf[..d + len + PAD], d, &want, &|| {
+                            format!("fill {backend} {name} len {len} dst+{d} byte {byte:#x}")
+                        });
+                        dst_buf[d..d + len].fill(CANARY);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+#[test]
+fn neon_is_never_offered_off_aarch64() {
+    assert!(!cachecopy::Backend::supported().contains(&cachecopy::Backend::Neon));
+    let mut d = [0u8; 64];
+    assert!(cachecopy::copy_with(
+        cachecopy::Backend::Neon,
+        &mut d,
+        &[1; 64],
+        cachecopy::Mode::Temporal
+    )
+    .is_err());
+    assert!(cachecopy::fill_with(
+        cachecopy::Backend::Neon,
+        &mut d,
+        1,
+        cachecopy::Mode::Temporal
+    )
+    .is_err());
+    assert_eq!(d, [0; 64], "a refused backend wrote");
+    let c = cachecopy::cpu();
+    assert!(!c.features.neon && !c.features.dpb);
+    assert!(!c
+        .flush_ops()
+        .any(|op| matches!(op, cachecopy::FlushOp::DcCvap | cachecopy::FlushOp::DcCvac)));
+}
