@@ -39,8 +39,8 @@ pub(crate) struct IterKernels {
 ///
 /// `line` holds the bytes of the destination line that contains `dst + pos` and is not complete
 /// yet, at their offsets within the line: `line[i]` belongs at address `(dst + pos) & !(L - 1)
-/// + i`.
-#[repr(C, align(64))]
+/// + i`. Aligned to the largest `STREAM_LINE` of any target (aarch64: 128).
+#[repr(C, align(128))]
 pub(crate) struct Gather {
     line: [u8; STREAM_LINE],
     dst: *mut u8,

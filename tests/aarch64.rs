@@ -117,7 +117,7 @@ mod aarch64 {
     fn lengths() -> Vec<usize> {
         let mut v: Vec<usize> = (0..=300).collect();
         for base in [1024, 1024 + 128, 2048, 4096, 3 * 4096 + 128] {
-            v.extend(base - 33..=base + 33);
+            v.extend(base - 17..=base + 17);
         }
         v.extend([4096 * 4 + 65, 65536 + 127]);
         v

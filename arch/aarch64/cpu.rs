@@ -174,7 +174,7 @@ fn caches(line: usize) -> Caches {
     any(target_os = "linux", target_os = "android"),
     not(miri)
 ))]
-fn sysfs(c: &mut Caches) {
+fn sysfs(mut c: Caches) -> Caches {
     use std::{format, fs::read_to_string};
     let mut found = false;
     for i in 0..8 {
@@ -204,6 +204,7 @@ fn sysfs(c: &mut Caches) {
     if found {
         c.source = "ctr_el0 + sysfs";
     }
+    c
 }
 
 /// `"48K"`, `"2048K"`, `"32M"` or plain bytes.

@@ -11,10 +11,13 @@
 //!   `ldp`/`stp` pairs per iteration with a 128-byte overlapping tail. LLVM forms the `ldp`/`stp`
 //!   from the two adjacent 16-byte moves itself, so no assembly is needed for the temporal path.
 
-use core::arch::aarch64::{uint8x16_t, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_u8, vst1q_u8};
+use core::arch::aarch64::{
+    uint8x16_t, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_u8, vpadalq_u32, vreinterpretq_u32_u8,
+    vreinterpretq_u64_u8, vreinterpretq_u8_u64, vst1q_u8,
+};
 
 use crate::kernel::kernels;
-use crate::vector::Vector;
+use crate::vector::{add64, Vector};
 use crate::Backend;
 
 /// Two `q` registers: 32 consecutive bytes, the low address in `.0`.
@@ -66,6 +69,24 @@ unsafe impl Vector for uint8x16_t {
             }
         }
     }
+    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo
+    // modulo 2^32 - 1, hence modulo 2^16 - 1) in one `uadalp` (pairwise add and accumulate).
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: register-only NEON operations (baseline here).
+        unsafe {
+            vreinterpretq_u8_u64(vpadalq_u32(
+                vreinterpretq_u64_u8(acc),
+                vreinterpretq_u32_u8(v),
+            ))
+        }
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: a 16-byte register has the size and validity of `[u64; 2]`.
+        let lanes: [u64; 2] = unsafe { core::mem::transmute(acc) };
+        lanes.into_iter().fold(0, add64)
+    }
 }
 
 // SAFETY: every method moves exactly 32 bytes (two adjacent 16-byte registers); `Half` is the
@@ -115,6 +136,27 @@ unsafe impl Vector for Pair {
                     )
                 }
             }
+        }
+    }
+    // Two independent accumulators, one per register: two `uadalp` per 32 bytes.
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: as `uint8x16_t::csum_add`.
+        unsafe {
+            Pair(
+                uint8x16_t::csum_add(acc.0, v.0),
+                uint8x16_t::csum_add(acc.1, v.1),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: as `uint8x16_t::csum_reduce`.
+        unsafe {
+            add64(
+                uint8x16_t::csum_reduce(acc.0),
+                uint8x16_t::csum_reduce(acc.1),
+            )
         }
     }
 }
