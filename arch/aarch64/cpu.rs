@@ -154,7 +154,7 @@ pub(crate) fn detect() -> Cpu {
 
 /// Cache sizes from sysfs (Linux, `std`), else the line size alone.
 fn caches(line: usize) -> Caches {
-    let mut c = Caches {
+    let c = Caches {
         line,
         source: "ctr_el0",
         ..Caches::default()
@@ -164,7 +164,7 @@ fn caches(line: usize) -> Caches {
         any(target_os = "linux", target_os = "android"),
         not(miri)
     ))]
-    sysfs(&mut c);
+    let c = sysfs(c);
     c
 }
 
