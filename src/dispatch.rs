@@ -72,13 +72,16 @@ impl Backend {
     }
 
     /// This backend's kernels, if this CPU runs it.
+    /// One table lookup (this sits on the path of every `copy_with`, `fill_with` and cursor op).
+    #[inline]
     pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
-        let n = Backend::supported().len();
-        arch::BACKENDS[..n]
-            .iter()
-            .find(|k| k.backend == self)
-            .copied()
-            .ok_or(Unsupported(Unsupportable::Backend(self)))
+        active();
+        let i = POSITION[self as usize] as usize;
+        if i < SUPPORTED.load(Ordering::Relaxed) {
+            Ok(arch::BACKENDS[i])
+        } else {
+            Err(Unsupported(Unsupportable::Backend(self)))
+        }
     }
 }
 
@@ -121,6 +124,18 @@ static NAMES: [Backend; arch::BACKENDS.len()] = {
         i += 1;
     }
     names
+};
+
+/// Each `Backend`'s index in `arch::BACKENDS` (by discriminant), or `u8::MAX` when this target
+/// has no such backend.
+static POSITION: [u8; 5] = {
+    let mut pos = [u8::MAX; 5];
+    let mut i = 0;
+    while i < NAMES.len() {
+        pos[NAMES[i] as usize] = i as u8;
+        i += 1;
+    }
+    pos
 };
 
 static ACTIVE: AtomicPtr<Kernels> = AtomicPtr::new(ptr::null_mut());

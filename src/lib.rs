@@ -183,6 +183,7 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// copy_with(Backend::Generic, &mut dst, b"abc", Mode::NonTemporal).unwrap();
 /// assert_eq!(&dst, b"abc");
 /// ```
+#[inline]
 #[track_caller]
 pub fn copy_with(
     backend: Backend,
@@ -285,6 +286,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 ///
 /// # Errors
 /// [`Unsupported`] when this CPU cannot run `backend`; nothing is written then.
+#[inline]
 pub fn fill_with(
     backend: Backend,
     dst: &mut [u8],
