@@ -1,6 +1,6 @@
 //! Fill/zero bandwidth, 64 B .. 256 MiB, hot and cold destination: every backend's Temporal and
-//! NonTemporal zeroing, FlushCache and Auto on the active backend, against `slice.fill(0)`
-//! (glibc memset). Prints the ratios.
+//! NonTemporal zeroing (`fill_with`), FlushCache and Auto through the public `fill` (dispatch and
+//! all), against `slice.fill(0)` (glibc memset). Prints the ratios.
 //!
 //! `cargo bench --bench fill -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 
@@ -14,7 +14,6 @@ use criterion::{Criterion, Throughput};
 use util::{print_ratios, sizes, timed, Pool, Temp};
 
 fn bench(c: &mut Criterion) {
-    let active = Backend::active();
     for size in sizes(256 << 20) {
         for temp in [Temp::Hot, Temp::Cold] {
             if temp == Temp::Cold && size > 64 << 20 {
@@ -45,11 +44,14 @@ fn bench(c: &mut Criterion) {
                     });
                 }
             }
-            for (mode, name) in [(Mode::FlushCache, "flush"), (Mode::Auto, "auto")] {
-                let name = format!("{}-{name}", active.name());
-                g.bench_function(&name, |b| {
-                    timed(b, ("fill", size, temp, &name), || {
-                        fill_with(active, pool.next(), black_box(0), mode).unwrap()
+            for (mode, name) in [
+                (Mode::Temporal, "fill(T)"),
+                (Mode::FlushCache, "fill(FC)"),
+                (Mode::Auto, "fill(Auto)"),
+            ] {
+                g.bench_function(name, |b| {
+                    timed(b, ("fill", size, temp, name), || {
+                        cachecopy::fill(pool.next(), black_box(0), mode)
                     })
                 });
             }
@@ -63,10 +65,11 @@ fn main() {
     bench(&mut c);
     c.final_summary();
     println!(
-        "\nbackends: {:?}, active {}, fill NT threshold {}",
+        "\nbackends: {:?}, active {}, fill NT threshold {}, rep stosb from {}",
         Backend::supported(),
         Backend::active(),
-        cachecopy::fill_nt_threshold()
+        cachecopy::fill_nt_threshold(),
+        cachecopy::fill_rep_threshold()
     );
     print_ratios("fill", "memset");
 }

@@ -97,6 +97,10 @@ pub struct Caches {
     pub l3: Option<usize>,
     /// How many logical CPUs share one L3 instance, when reported.
     pub l3_shared_by: Option<usize>,
+    /// The block aarch64 `dc zva` zeroes in one instruction (`4 << DCZID_EL0.BS`), which
+    /// `Temporal` zeroing uses; `None` when `DCZID_EL0.DZP` prohibits it and on other
+    /// architectures.
+    pub zero_block: Option<usize>,
     /// Where the figures came from (e.g. `"cpuid 0x8000001d"`), or `"defaults"`.
     pub source: &'static str,
 }

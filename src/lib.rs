@@ -50,8 +50,8 @@ mod vector;
 
 pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};
 pub use dispatch::{
-    default_nt_threshold, fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold,
-    Backend, Unsupported,
+    default_nt_threshold, fill_nt_threshold, fill_rep_threshold, nt_threshold,
+    set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, Backend, Unsupported,
 };
 
 use dispatch::Unsupportable;
@@ -277,6 +277,12 @@ pub fn zero(dst: &mut [u8], mode: Mode) {
 /// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
 #[inline]
 pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    if len <= kernel::INLINE_FILL && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Every mode but FlushCache stores this few bytes with
+        // ordinary stores (streaming starts at `STREAM_MIN`), so inline stores are that mode.
+        unsafe { kernel::fill_inline(dst, byte, len) };
+        return;
+    }
     let k = dispatch::active();
     // SAFETY: forwarded contract.
     unsafe { fill_on(k, dst, byte, len, mode.store(len, fill_nt_threshold)) }

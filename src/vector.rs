@@ -153,4 +153,4 @@ macro_rules! scalar {
         }
     )*};
 }
-scalar!(u8, u16, u32, u64);
+scalar!(u8, u16, u32, u64, u128);

@@ -186,6 +186,50 @@ fn zero_and_fill_public_api() {
     assert!(v[3..].iter().all(|&b| b == 0xEE));
 }
 
+/// The public `fill`/`zero` store up to 64 bytes inline, without dispatch: every mode, every
+/// length around that cut at every offset, next to canaries and flush against guard pages.
+#[test]
+fn public_fill_inline_sizes() {
+    let mut buf = vec![CANARY; 256];
+    for mode in MODES {
+        for len in 0..=96 {
+            for d_o in 0..16 {
+                let byte = (len as u8) ^ 0x3c;
+                fill(&mut buf[d_o..d_o + len], byte, mode);
+                assert!(
+                    buf[d_o..d_o + len].iter().all(|&b| b == byte),
+                    "{mode:?} {len} +{d_o}"
+                );
+                assert!(
+                    buf[..d_o]
+                        .iter()
+                        .chain(&buf[d_o + len..])
+                        .all(|&b| b == CANARY),
+                    "{mode:?} {len} +{d_o}: byte outside changed"
+                );
+                cachecopy::zero(&mut buf[d_o..d_o + len], mode);
+                assert!(
+                    buf[d_o..d_o + len].iter().all(|&b| b == 0),
+                    "{mode:?} zero {len}"
+                );
+                buf.fill(CANARY);
+            }
+        }
+    }
+    if miri() {
+        return;
+    }
+    let mut g = Guarded::new(4096);
+    for mode in MODES {
+        for len in 0..=96 {
+            fill(g.at_start(len), 0x11, mode);
+            assert!(g.at_start(len).iter().all(|&b| b == 0x11));
+            fill(g.at_end(len), 0x22, mode);
+            assert!(g.at_end(len).iter().all(|&b| b == 0x22));
+        }
+    }
+}
+
 /// Random (backend, mode, offsets, length) against the reference.
 #[quickcheck]
 fn prop_copy_matches_reference(b: u8, m: u8, so: u8, d_o: u8, len: u16, seed: u8) -> bool {

@@ -30,6 +30,26 @@ pub(super) fn ctr_dminline() -> usize {
     }
 }
 
+/// `4 << DCZID_EL0.BS`, the `dc zva` block in bytes, or 0 when `DCZID_EL0.DZP` is set.
+pub(super) fn dczid_block() -> usize {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            0
+        } else {
+            let dczid: u64;
+            // SAFETY: DCZID_EL0 is readable at EL0 by definition; no memory access.
+            unsafe {
+                core::arch::asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack, preserves_flags))
+            };
+            if dczid & 0x10 != 0 {
+                0
+            } else {
+                4 << (dczid & 0xf)
+            }
+        }
+    }
+}
+
 /// FEAT_DPB: `dc cvap` exists.
 fn dpb() -> bool {
     cfg_if::cfg_if! {
@@ -154,8 +174,10 @@ pub(crate) fn detect() -> Cpu {
 
 /// Cache sizes from sysfs (Linux, `std`), else the line size alone.
 fn caches(line: usize) -> Caches {
+    let block = super::zva_block();
     let c = Caches {
         line,
+        zero_block: (block != 0).then_some(block),
         source: "ctr_el0",
         ..Caches::default()
     };

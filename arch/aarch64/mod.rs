@@ -75,6 +75,44 @@ pub(crate) fn dcache_line() -> usize {
     line
 }
 
+/// The block `dc zva` zeroes, in bytes (`4 << DCZID_EL0.BS`), or 0 when `DCZID_EL0.DZP`
+/// prohibits the instruction at EL0 (or under Miri). Read once and cached; `DCZID_EL0` is
+/// readable at EL0 by definition.
+pub(crate) fn zva_block() -> usize {
+    const UNREAD: usize = usize::MAX;
+    static BLOCK: AtomicUsize = AtomicUsize::new(UNREAD);
+    let b = BLOCK.load(Ordering::Relaxed);
+    if b != UNREAD {
+        return b;
+    }
+    let b = cpu::dczid_block();
+    BLOCK.store(b, Ordering::Relaxed);
+    b
+}
+
+/// `dc zva` on every block of `p..p + len`: zeroes each block without reading it. Each `dc zva`
+/// is an ordinary store of the whole block for the memory model, so no barrier is needed.
+///
+/// # Safety
+/// `p` and `len` multiples of `block`, `block == zva_block() != 0`, the range writable.
+#[inline(always)]
+pub(crate) unsafe fn zero_blocks(p: *mut u8, len: usize, block: usize) {
+    let mut at = p as usize;
+    let end = at + len;
+    while at < end {
+        cfg_if::cfg_if! {
+            if #[cfg(miri)] {
+                // SAFETY: as the caller guarantees (never reached: `zva_block()` is 0 there).
+                unsafe { core::ptr::write_bytes(at as *mut u8, 0, block) };
+            } else {
+                // SAFETY: the block lies inside the writable range; `DCZID_EL0.DZP` is clear.
+                unsafe { core::arch::asm!("dc zva, {0}", in(reg) at, options(nostack, preserves_flags)) };
+            }
+        }
+        at += block;
+    }
+}
+
 /// Cleans every line holding a byte of `p..p + len` with `op`.
 ///
 /// Data-cache maintenance by address is ordered after earlier stores to the same line in

@@ -39,6 +39,34 @@ pub(crate) unsafe fn stream_fence() {
     }
 }
 
+/// `rep stosb`: sets `len` bytes at `dst` to `byte` with the CPU's string store. Ordinary
+/// (temporal, in-order with respect to this thread's other stores) stores, so no fence is
+/// needed; with ERMS, large counts write whole lines without reading them first.
+///
+/// # Safety
+/// `dst..dst + len` writable. The direction flag is clear, as the System V and Windows ABIs
+/// guarantee at every call.
+#[inline(always)]
+pub(crate) unsafe fn rep_stosb(dst: *mut u8, byte: u8, len: usize) {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            // SAFETY: as the caller guarantees; Miri runs no inline assembly.
+            unsafe { core::ptr::write_bytes(dst, byte, len) }
+        } else {
+            // SAFETY: writes exactly `dst..dst + len` (DF = 0); clobbers rdi/rcx, declared.
+            unsafe {
+                core::arch::asm!(
+                    "rep stosb",
+                    inout("rdi") dst => _,
+                    inout("rcx") len => _,
+                    in("al") byte,
+                    options(nostack, preserves_flags)
+                )
+            }
+        }
+    }
+}
+
 /// Writes back every line holding a byte of `p..p + len` with `op`.
 ///
 /// # Safety

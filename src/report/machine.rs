@@ -24,6 +24,10 @@ pub struct Machine {
     pub nt_threshold: usize,
     pub nt_threshold_source: String,
     pub fill_nt_threshold: usize,
+    /// From here `Temporal` fills use `rep stosb`; `None` when never.
+    pub fill_rep_threshold: Option<usize>,
+    /// aarch64 `dc zva` block, which `Temporal` zeroing uses.
+    pub zero_block: Option<usize>,
     pub glibc: Option<Glibc>,
 }
 
@@ -59,6 +63,8 @@ pub fn detect() -> Machine {
         nt_threshold: cachecopy::nt_threshold(),
         nt_threshold_source: threshold_source(&cpu, cachecopy::nt_threshold()),
         fill_nt_threshold: cachecopy::fill_nt_threshold(),
+        fill_rep_threshold: Some(cachecopy::fill_rep_threshold()).filter(|&t| t != usize::MAX),
+        zero_block: c.zero_block,
         glibc: glibc(),
     }
 }

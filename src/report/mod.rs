@@ -420,6 +420,12 @@ fn print_machine(m: &Machine) -> String {
         m.nt_threshold_source,
         size(m.fill_nt_threshold)
     );
+    if let Some(t) = m.fill_rep_threshold {
+        let _ = writeln!(s, "   rep stosb      Temporal fills from {}", size(t));
+    }
+    if let Some(b) = m.zero_block {
+        let _ = writeln!(s, "   dc zva         Temporal zeroing in {b}-byte blocks");
+    }
     match &m.glibc {
         Some(g) => {
             let _ = writeln!(
