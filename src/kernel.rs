@@ -327,10 +327,11 @@ pub(crate) unsafe fn flush_unfenced<V: Vector, S: Source>(
 
 /// Fills of at most this many bytes are done inline by [`fill_inline`] when the mode allows it,
 /// without the dispatch call, which costs about as much as the stores themselves. Measured on
-/// the Zen3 VM (interleaved, ratios to glibc `memset`): 1.3-1.8x inline at 16-32 B and 1.0-1.2x
-/// at 64 B, where the dispatched fill ran at 0.74-0.91x. Up to 128 B inline (eight 16-byte
-/// stores) was no faster than the dispatched AVX2 fill (four 32-byte stores): 64 it is.
-pub(crate) const INLINE_FILL: usize = 64;
+/// the Zen3 VM (interleaved, ratios to glibc `memset`): 1.3-1.8x inline at 16-32 B, where the
+/// dispatched fill ran at 0.8-0.95x. Not 64: four 16-byte stores (the widest without target
+/// features) ran at 0.86x into a cold destination where the two 32-byte AVX2 stores behind
+/// dispatch, like glibc's, ran at 0.99x (each store waits in the store buffer for the line).
+pub(crate) const INLINE_FILL: usize = 32;
 
 /// Sets `len <= INLINE_FILL` bytes with overlapping 16/8/4/2/1-byte stores from both ends, in
 /// portable code (no target features, so it can be inlined into any caller; 16-byte stores are
@@ -346,14 +347,9 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     // `len >= k + 16`, one at `len - k` only when `len >= k`.
     unsafe {
         if len >= 16 {
-            // `0..16` and `len-16..len` cover up to 32 bytes, adding `16..32` and
-            // `len-32..len-16` up to 64.
+            // `0..16` and `len-16..len` cover up to 32 bytes.
             put(dst, 0, x);
             put(dst, len - 16, x);
-            if len > 32 {
-                put(dst, 16, x);
-                put(dst, len - 32, x);
-            }
         } else if len >= 8 {
             put(dst, 0, x as u64);
             put(dst, len - 8, x as u64);

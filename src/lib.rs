@@ -26,7 +26,8 @@
 //! The first call detects the CPU (CPUID and XGETBV without `std`, `std_detect` with it) and
 //! picks the best [`Backend`]; every later call is one indirect call. With `std`,
 //! `CACHECOPY_BACKEND=generic|sse2|avx2|avx512|neon` forces a backend and
-//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` threshold.
+//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` threshold and
+//! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
@@ -89,7 +90,8 @@ impl Mode {
             Mode::Temporal => Store::Temporal,
             Mode::NonTemporal => Store::NonTemporal,
             Mode::FlushCache => Store::Flush(dispatch::flush_op()),
-            Mode::Auto if len >= threshold() => Store::NonTemporal,
+            // Below `STREAM_MIN` a streaming kernel stores temporally anyway: skip the load.
+            Mode::Auto if len >= kernel::STREAM_MIN && len >= threshold() => Store::NonTemporal,
             Mode::Auto => Store::Temporal,
         }
     }

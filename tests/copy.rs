@@ -186,14 +186,18 @@ fn zero_and_fill_public_api() {
     assert!(v[3..].iter().all(|&b| b == 0xEE));
 }
 
-/// The public `fill`/`zero` store up to 64 bytes inline, without dispatch: every mode, every
+/// The public `fill`/`zero` store up to 32 bytes inline, without dispatch: every mode, every
 /// length around that cut at every offset, next to canaries and flush against guard pages.
 #[test]
 fn public_fill_inline_sizes() {
     let mut buf = vec![CANARY; 256];
     for mode in MODES {
-        for len in 0..=96 {
-            for d_o in 0..16 {
+        for len in 0..=80 {
+            for d_o in if miri() {
+                vec![0, 7, 13]
+            } else {
+                (0..16).collect()
+            } {
                 let byte = (len as u8) ^ 0x3c;
                 fill(&mut buf[d_o..d_o + len], byte, mode);
                 assert!(
@@ -221,7 +225,7 @@ fn public_fill_inline_sizes() {
     }
     let mut g = Guarded::new(4096);
     for mode in MODES {
-        for len in 0..=96 {
+        for len in 0..=80 {
             fill(g.at_start(len), 0x11, mode);
             assert!(g.at_start(len).iter().all(|&b| b == 0x11));
             fill(g.at_end(len), 0x22, mode);

@@ -19,6 +19,7 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
         ])
         .env_remove("CACHECOPY_BACKEND")
         .env_remove("CACHECOPY_NT_THRESHOLD")
+        .env_remove("CACHECOPY_FILL_REP_THRESHOLD")
         .envs(env.iter().copied())
         .output()
         .unwrap();
@@ -131,5 +132,43 @@ fn env_sets_the_threshold() {
             ("CACHECOPY_NT_THRESHOLD", "12345"),
             ("EXPECT_THRESHOLD", "12345"),
         ],
+    );
+}
+
+#[test]
+#[ignore = "run in a child"]
+fn child_expect_fill_rep() {
+    let want: usize = std::env::var("EXPECT_FILL_REP").unwrap().parse().unwrap();
+    assert_eq!(cachecopy::fill_rep_threshold(), want);
+    // Whatever the threshold, fills stay exact (through `rep stosb` from 4 KiB here on x86_64).
+    let mut v = vec![1u8; 70_000];
+    cachecopy::fill(&mut v[5..], 0x42, cachecopy::Mode::Temporal);
+    assert_eq!(v[..5], [1; 5]);
+    assert!(v[5..].iter().all(|&b| b == 0x42));
+}
+
+#[test]
+fn env_sets_the_fill_rep_threshold() {
+    child(
+        "child_expect_fill_rep",
+        &[
+            ("CACHECOPY_FILL_REP_THRESHOLD", "4096"),
+            ("EXPECT_FILL_REP", "4096"),
+        ],
+    );
+    // A bad value: one line on stderr, and the built-in default.
+    let want = cachecopy::fill_rep_threshold();
+    let err = child(
+        "child_expect_fill_rep",
+        &[
+            ("CACHECOPY_FILL_REP_THRESHOLD", "lots"),
+            ("EXPECT_FILL_REP", &want.to_string()),
+        ],
+    );
+    assert_eq!(
+        err.matches("cachecopy: ignoring CACHECOPY_FILL_REP_THRESHOLD")
+            .count(),
+        1,
+        "{err}"
     );
 }

@@ -70,7 +70,8 @@ impl Pool {
     /// The next destination slot.
     pub fn next(&mut self) -> &mut [u8] {
         let i = self.next;
-        self.next = (i + 1) % self.slots;
+        // No `%`: a division per call would sit in the timed loop's dependency chain (~4 ns).
+        self.next = if i + 1 == self.slots { 0 } else { i + 1 };
         let at = i * self.stride;
         &mut self.buf[at..at + self.size]
     }

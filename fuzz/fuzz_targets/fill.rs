@@ -1,5 +1,6 @@
-//! Arbitrary backend, mode, flush instruction, offset, length and byte versus the reference
-//! fill, with canaries around the destination.
+//! Arbitrary backend, mode, flush instruction, offset, length, byte and `rep stosb` threshold
+//! versus the reference fill, through `fill_with`, `fill_with_flush` or the public `fill` (inline
+//! small sizes), with canaries around the destination.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -14,6 +15,8 @@ struct Case {
     offset: u8,
     len: u32,
     byte: u8,
+    /// Odd: `rep stosb` from `rep * 8` bytes (x86_64); even: never.
+    rep: u8,
 }
 
 const CANARY: u8 = 0x3D;
@@ -24,7 +27,10 @@ fuzz_target!(|c: Case| {
     let mode = [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache, Mode::Auto][c.mode as usize % 4];
     let (off, len) = (c.offset as usize % 64, c.len as usize % (1 << 17));
     let mut dst = vec![CANARY; off + len + 64];
-    if mode == Mode::FlushCache && c.flush % 2 == 1 {
+    cachecopy::set_fill_rep_threshold(if c.rep % 2 == 1 { c.rep as usize * 8 } else { usize::MAX });
+    if c.flush % 4 == 2 {
+        cachecopy::fill(&mut dst[off..off + len], c.byte, mode);
+    } else if mode == Mode::FlushCache && c.flush % 2 == 1 {
         let ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
         let op = ops[c.flush as usize / 2 % ops.len()];
         cachecopy::fill_with_flush(backend, op, &mut dst[off..off + len], c.byte).unwrap();

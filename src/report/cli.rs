@@ -16,7 +16,7 @@ Options:
   --quick             a shorter run: fewer sizes and samples (under 30 s)
   --json FILE         also write every figure as JSON to FILE
   --svg FILE          also plot copy bandwidth versus size (log axes, one line per mode) to FILE
-  --sizes LIST        copy sizes for the bandwidth table, comma-separated, with optional
+  --sizes LIST        sizes for the copy and fill tables, comma-separated, with optional
                       K/M/G suffixes (KiB/MiB/GiB), e.g. 64,4K,1M,256M
   --iterations N      samples per figure (default 11, 5 with --quick)
   -h, --help          print this help

@@ -140,7 +140,8 @@ pub fn runs_per_sample(size: usize, sample_bytes: usize) -> usize {
 }
 
 /// Times `ops` on `size` bytes with destinations `dest`: `samples` rounds, each round every op
-/// once (starting at a rotating op, so none is always first), each sample `runs` operations.
+/// once (starting at a rotating op, every other round backwards, so none is always first or
+/// always after the same op), each sample `runs` operations.
 /// Returns GB/s (10^9 bytes per second) per op, per round.
 pub fn interleaved(
     ops: &[Op],
@@ -156,8 +157,15 @@ pub fn interleaved(
         op.run(arena.dest(dest, size), src); // warm-up: code, TLB, dispatch
     }
     for round in 0..samples {
-        for k in 0..ops.len() {
-            let i = (round + k) % ops.len();
+        let n = ops.len();
+        for k in 0..n {
+            // A rotating start, and every other round backwards: an op does not always follow
+            // the same neighbour (a streamed or flushed buffer, a cooled branch predictor).
+            let i = if round % 2 == 0 {
+                (round / 2 + k) % n
+            } else {
+                (round / 2 + n - k) % n
+            };
             if dest == Dest::Hot {
                 // The previous op left this buffer in its own state (streamed or flushed out
                 // of cache, or cached): one untimed run puts it in this op's steady state.

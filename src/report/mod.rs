@@ -72,7 +72,7 @@ impl Plan {
                 sizes: geometric(64, 256 * MIB, 4),
                 samples: 11,
                 sample_bytes: 16 * MIB,
-                fill_sizes: geometric(4 * KIB, 64 * MIB, 16),
+                fill_sizes: geometric(64, 256 * MIB, 4),
                 rings: vec![2 * MIB, 64 * MIB],
                 chunks: vec![512 * KIB, 128 * KIB],
                 seed_bytes: 512 * MIB,
@@ -116,6 +116,7 @@ impl Plan {
         };
         if let Some(s) = &o.sizes {
             p.sizes = s.clone();
+            p.fill_sizes = s.clone();
         }
         if let Some(n) = o.iterations {
             p.samples = n;
