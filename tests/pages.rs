@@ -644,3 +644,53 @@ mod cursors {
         assert_eq!(r, Ok(ps));
     }
 }
+
+/// `zero_page_range`: every mode zeroes exactly the range inside a base page and across a
+/// compound page, and refuses (writing nothing) a range past the end of either.
+#[test]
+fn zero_page_range_every_mode() {
+    use cachecopy::page::zero_page_range;
+    use cachecopy::Mode;
+    let ps = page_size();
+    let block = 16 * ps;
+    let mut mem = vec![0x5au8; 3 * block];
+    let start = (mem.as_ptr() as usize).next_multiple_of(block);
+    let base_off = start - mem.as_ptr() as usize;
+    let blocks = AlignedBlocks::of_size(block).unwrap();
+    for mode in [
+        Mode::Temporal,
+        Mode::NonTemporal,
+        Mode::FlushCache,
+        Mode::Auto,
+    ] {
+        for (page_i, off, len, ok_base, ok_block) in [
+            (0, 0, ps, true, true),
+            (1, 7, ps - 7, true, true),
+            (2, 100, 2000, true, true),
+            (0, 10, ps, false, true),                  // crosses a base page
+            (3, 33, block - 3 * ps - 33, false, true), // to the end of the block
+            (3, 33, block - 3 * ps - 32, false, false), // one byte past it
+            (0, usize::MAX, 2, false, false),          // overflows
+        ] {
+            let page = Page::containing(start + page_i * ps);
+            for (lookup, ok) in [
+                (&BasePages as &dyn CompoundLookup, ok_base),
+                (&blocks as &dyn CompoundLookup, ok_block),
+            ] {
+                mem.fill(0x5a);
+                // SAFETY: every accepted range lies inside the block inside `mem`.
+                let r = unsafe { zero_page_range(page, off, len, mode, lookup) };
+                assert_eq!(
+                    r.is_ok(),
+                    ok,
+                    "{mode:?} page {page_i} +{off} len {len}: {r:?}"
+                );
+                let at = base_off + page_i * ps + off.min(block);
+                for (i, &b) in mem.iter().enumerate() {
+                    let inside = ok && i >= at && i < at + len;
+                    assert_eq!(b, if inside { 0 } else { 0x5a }, "{mode:?} byte {i}");
+                }
+            }
+        }
+    }
+}

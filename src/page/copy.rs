@@ -151,6 +151,51 @@ pub unsafe fn copy_page_from_iter<M: Select, L: CompoundLookup + ?Sized>(
     Ok(copy_from_iter(dst, src, mode))
 }
 
+/// Zeroes `bytes` bytes from `offset` bytes past `page` with the cache policy `mode`: Linux's
+/// `zero_user_segment`/`folio_zero_range`. As in [`copy_page_from_iter`], the range may run past
+/// the first base page inside its compound page and is then zeroed as one run, with the fill
+/// kernels (`rep stosb` or `dc zva` for large `Temporal` ranges, streaming for `NonTemporal`).
+///
+/// # Errors
+/// See [`page_copy_sane`]; nothing is written then.
+///
+/// # Safety
+/// The `offset + bytes` bytes from `page` on must be valid for writes and must not be accessed
+/// by anything else during the call.
+///
+/// ```
+/// use cachecopy::page::{page_size, zero_page_range, AlignedBlocks, Page};
+/// use cachecopy::Mode;
+///
+/// // A 64 KiB "compound page" inside a buffer, as an allocator with 64 KiB blocks sees it.
+/// let block = 64 << 10;
+/// let mut mem = vec![7u8; 2 * block];
+/// let start = (mem.as_ptr() as usize).next_multiple_of(block);
+/// let lookup = AlignedBlocks::of_size(block).unwrap();
+/// let page = Page::containing(start);
+/// // SAFETY: the block lies inside `mem`, which nothing else uses meanwhile.
+/// unsafe { zero_page_range(page, 100, block - 100, Mode::NonTemporal, &lookup) }.unwrap();
+/// let at = start - mem.as_ptr() as usize;
+/// assert!(mem[at + 100..at + block].iter().all(|&b| b == 0));
+/// assert_eq!(mem[at + 99], 7);
+/// // Past the end of the block: refused, nothing written.
+/// let r = unsafe { zero_page_range(page, 100, block, Mode::Temporal, &lookup) };
+/// assert!(r.is_err());
+/// ```
+pub unsafe fn zero_page_range<L: CompoundLookup + ?Sized>(
+    page: Page,
+    offset: usize,
+    bytes: usize,
+    mode: crate::Mode,
+    lookup: &L,
+) -> Result<(), PageCopyError> {
+    page_copy_sane(page, offset, bytes, lookup)?;
+    // SAFETY: `page_copy_sane` checked that `offset + bytes` does not overflow and stays in the
+    // (compound) page; the caller guarantees it is writable and exclusive for the call.
+    unsafe { crate::fill_raw(page.as_ptr().add(offset), 0, bytes, mode) };
+    Ok(())
+}
+
 /// Copies up to `bytes` bytes from `offset` bytes past `page` into `dst`, and advances `dst`;
 /// returns how many (fewer when `dst` runs out). Linux's `copy_page_to_iter`, with the compound
 /// range copied as one run as in [`copy_page_from_iter`].

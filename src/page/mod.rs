@@ -47,7 +47,9 @@ mod frags;
 #[cfg(all(feature = "std", target_os = "linux"))]
 mod pagemap;
 
-pub use copy::{copy_page_from_iter, copy_page_to_iter, page_copy_sane, PageCopyError};
+pub use copy::{
+    copy_page_from_iter, copy_page_to_iter, page_copy_sane, zero_page_range, PageCopyError,
+};
 pub use frags::{Frag, FragBuilder, FragError, FragStats, Frags, MAX_SKB_FRAGS};
 #[cfg(all(feature = "std", target_os = "linux"))]
 pub use pagemap::{Frame, KPageFlags, Pagemap};
