@@ -22,5 +22,21 @@ fn avx512_backend_tables() {
     table_large(b);
     table_fill(b);
     table_guard_pages(b);
+    // Temporal fills through `rep stosb`, behind the AVX-512 64-byte alignment head.
+    cachecopy::set_fill_rep_threshold(0);
+    let mut dst = Vec::new();
+    for d_o in 0..64 {
+        for len in (120..=300).chain([4095, 65537]) {
+            check_fill(
+                b,
+                cachecopy::Mode::Temporal,
+                d_o,
+                len,
+                (d_o as u8) | 0x80,
+                &mut dst,
+            );
+        }
+    }
+    table_fill_guard_pages(b, &[129, 200, 4097]);
     println!("cachecopy: AVX512 BACKEND EXERCISED");
 }
