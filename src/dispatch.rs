@@ -183,10 +183,11 @@ fn init() -> &'static Kernels {
     FLUSH.store(cpu.flush.index(), Ordering::Relaxed);
     let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
     FLUSH_SUPPORTED.store(mask, Ordering::Relaxed);
-    let (copy_nt, fill_nt) = env_thresholds().unwrap_or_else(|| default_thresholds(&cpu));
+    let (copy_nt, fill_nt) = env_thresholds(default_thresholds(&cpu));
     let _ = COPY_NT.compare_exchange(UNSET, copy_nt, Ordering::Relaxed, Ordering::Relaxed);
     let _ = FILL_NT.compare_exchange(UNSET, fill_nt, Ordering::Relaxed, Ordering::Relaxed);
-    let fill_rep = env_fill_rep().unwrap_or_else(|| default_fill_rep_threshold(&cpu));
+    let fill_rep = env_bytes("CACHECOPY_FILL_REP_THRESHOLD")
+        .unwrap_or_else(|| default_fill_rep_threshold(&cpu));
     let _ = FILL_REP.compare_exchange(UNSET, fill_rep, Ordering::Relaxed, Ordering::Relaxed);
     let best = arch::BACKENDS[n - 1];
     let chosen = env_backend(&arch::BACKENDS[..n]).unwrap_or(best);
@@ -205,7 +206,10 @@ fn init() -> &'static Kernels {
 /// legacy leaf 0x80000006, which reports 256 MiB on this VM, and lands at 192 MiB. Without
 /// cache figures: 4 MiB.
 ///
-/// Fill: the same rule; a fill has only the destination stream, see `benches/fill.rs`.
+/// Fill: the same rule. A fill has only the destination stream, so its crossover was measured
+/// on its own (`cachecopy report`, section 5b, and an interleaved probe, 2026-11-30): streaming
+/// fills break even with cached ones at 5-6 MiB here, win 1.1-1.2x at 8 MiB and 2-3x from
+/// 12 MiB; the copy rule's 8 MiB is the first power of two past that.
 fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
     const FALLBACK: usize = 4 << 20;
     let c = &cpu.caches;
@@ -250,33 +254,32 @@ fn default_fill_rep_threshold(cpu: &Cpu) -> usize {
     }
 }
 
-/// `CACHECOPY_FILL_REP_THRESHOLD=bytes` (std): overrides [`fill_rep_threshold`].
-fn env_fill_rep() -> Option<usize> {
+/// `CACHECOPY_NT_THRESHOLD=bytes` (std) overrides the copy and fill thresholds,
+/// `CACHECOPY_FILL_NT_THRESHOLD=bytes` the fill threshold alone; each falls back to `default`.
+fn env_thresholds(default: (usize, usize)) -> (usize, usize) {
+    let both = env_bytes("CACHECOPY_NT_THRESHOLD");
+    let copy = both.unwrap_or(default.0);
+    let fill = env_bytes("CACHECOPY_FILL_NT_THRESHOLD")
+        .or(both)
+        .unwrap_or(default.1);
+    (copy, fill)
+}
+
+/// The byte count in environment variable `name` (std); a value that is not one is ignored
+/// with one line on stderr.
+fn env_bytes(name: &str) -> Option<usize> {
     #[cfg(feature = "std")]
     {
-        let v = std::env::var("CACHECOPY_FILL_REP_THRESHOLD").ok()?;
+        let v = std::env::var(name).ok()?;
         match v.trim().parse::<usize>() {
             Ok(n) => return Some(n),
             Err(_) => warn_once(format_args!(
-                "cachecopy: ignoring CACHECOPY_FILL_REP_THRESHOLD={v:?}: not a byte count"
+                "cachecopy: ignoring {name}={v:?}: not a byte count"
             )),
         }
     }
-    None
-}
-
-/// `CACHECOPY_NT_THRESHOLD=bytes` (std): overrides the copy and fill thresholds.
-fn env_thresholds() -> Option<(usize, usize)> {
-    #[cfg(feature = "std")]
-    {
-        let v = std::env::var("CACHECOPY_NT_THRESHOLD").ok()?;
-        match v.trim().parse::<usize>() {
-            Ok(n) => return Some((n, n)),
-            Err(_) => warn_once(format_args!(
-                "cachecopy: ignoring CACHECOPY_NT_THRESHOLD={v:?}: not a byte count"
-            )),
-        }
-    }
+    #[cfg(not(feature = "std"))]
+    let _ = name;
     None
 }
 
@@ -347,7 +350,9 @@ pub fn set_nt_threshold(bytes: usize) {
     COPY_NT.store(bytes, Ordering::Relaxed);
 }
 
-/// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream (see [`nt_threshold`]).
+/// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream: the copy rule (see
+/// [`nt_threshold`]), which measured right for fills too; `CACHECOPY_FILL_NT_THRESHOLD=bytes`
+/// (else `CACHECOPY_NT_THRESHOLD`) or [`set_fill_nt_threshold`] overrides it.
 pub fn fill_nt_threshold() -> usize {
     active();
     FILL_NT.load(Ordering::Relaxed)

@@ -26,7 +26,8 @@
 //! The first call detects the CPU (CPUID and XGETBV without `std`, `std_detect` with it) and
 //! picks the best [`Backend`]; every later call is one indirect call. With `std`,
 //! `CACHECOPY_BACKEND=generic|sse2|avx2|avx512|neon` forces a backend and
-//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` threshold and
+//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` thresholds (`CACHECOPY_FILL_NT_THRESHOLD` the
+//! fill one alone) and
 //! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]

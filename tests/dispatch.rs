@@ -20,6 +20,7 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
         .env_remove("CACHECOPY_BACKEND")
         .env_remove("CACHECOPY_NT_THRESHOLD")
         .env_remove("CACHECOPY_FILL_REP_THRESHOLD")
+        .env_remove("CACHECOPY_FILL_NT_THRESHOLD")
         .envs(env.iter().copied())
         .output()
         .unwrap();
@@ -122,6 +123,8 @@ fn env_refuses_unknown_and_unsupported_backends_once() {
 fn child_expect_threshold() {
     let want: usize = std::env::var("EXPECT_THRESHOLD").unwrap().parse().unwrap();
     assert_eq!(cachecopy::nt_threshold(), want);
+    let fill: usize = std::env::var("EXPECT_FILL_THRESHOLD").map_or(want, |v| v.parse().unwrap());
+    assert_eq!(cachecopy::fill_nt_threshold(), fill);
 }
 
 #[test]
@@ -131,6 +134,25 @@ fn env_sets_the_threshold() {
         &[
             ("CACHECOPY_NT_THRESHOLD", "12345"),
             ("EXPECT_THRESHOLD", "12345"),
+        ],
+    );
+    // The fill threshold alone; and both, the fill one winning for fills.
+    let copy = cachecopy::default_nt_threshold(&cachecopy::cpu()).to_string();
+    child(
+        "child_expect_threshold",
+        &[
+            ("CACHECOPY_FILL_NT_THRESHOLD", "777"),
+            ("EXPECT_THRESHOLD", &copy),
+            ("EXPECT_FILL_THRESHOLD", "777"),
+        ],
+    );
+    child(
+        "child_expect_threshold",
+        &[
+            ("CACHECOPY_NT_THRESHOLD", "12345"),
+            ("CACHECOPY_FILL_NT_THRESHOLD", "777"),
+            ("EXPECT_THRESHOLD", "12345"),
+            ("EXPECT_FILL_THRESHOLD", "777"),
         ],
     );
 }

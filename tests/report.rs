@@ -33,7 +33,8 @@ fn report_writes_every_section() {
         "2. Copy bandwidth",
         "3. The MSG_NTCOPY",
         "4. Cache pollution",
-        "5. Auto calibration",
+        "5. Auto calibration, copies",
+        "5b. Auto calibration, fills",
         "6. Fill bandwidth",
     ] {
         assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
@@ -86,12 +87,15 @@ fn report_writes_every_section() {
         positive(&r["reread_ns"]["median"], "pollution");
         positive(&r["slowdown"]["median"], "pollution");
     }
-    let c = &v["calibration"];
-    assert!(!c["points"].as_array().unwrap().is_empty());
-    for p in c["points"].as_array().unwrap() {
-        positive(&p["ratio"]["median"], "calibration");
+    for (key, kind) in [("calibration", "copy"), ("fill_calibration", "fill")] {
+        let c = &v[key];
+        assert_eq!(c["kind"], kind, "{key}");
+        assert!(!c["points"].as_array().unwrap().is_empty());
+        for p in c["points"].as_array().unwrap() {
+            positive(&p["ratio"]["median"], key);
+        }
+        positive(&c["builtin"], key);
     }
-    positive(&c["builtin"], "calibration builtin");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Section 5: where `Auto` should switch to streaming stores on this machine, measured.
+//! Section 5: where `Auto` should switch to streaming stores on this machine, measured, for
+//! copies and for fills (a fill has no source stream, so its crossover is its own).
 
 use cachecopy::Mode;
 use serde::Serialize;
@@ -14,8 +15,29 @@ pub struct Point {
     pub ratio: Summary,
 }
 
+/// What is calibrated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `cachecopy::copy`, threshold `nt_threshold()` / `CACHECOPY_NT_THRESHOLD`.
+    Copy,
+    /// `cachecopy::zero`, threshold `fill_nt_threshold()` / `CACHECOPY_FILL_NT_THRESHOLD`.
+    Fill,
+}
+
+impl Kind {
+    /// The environment variable that sets this kind's threshold.
+    pub fn env(self) -> &'static str {
+        match self {
+            Kind::Copy => "CACHECOPY_NT_THRESHOLD",
+            Kind::Fill => "CACHECOPY_FILL_NT_THRESHOLD",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
+    pub kind: Kind,
     pub points: Vec<Point>,
     /// Where streaming stops losing to temporal stores (see [`crossover`]), for a cold and a hot
     /// destination.
@@ -57,7 +79,9 @@ pub fn recommend(cold: Option<usize>, hot: Option<usize>) -> Option<usize> {
     hot.or(cold.map(|c| c.saturating_mul(4)))
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn run(
+    kind: Kind,
     sizes: &[usize],
     src: &[u8],
     arena: &mut Arena,
@@ -66,7 +90,10 @@ pub fn run(
     glibc: Option<usize>,
     mut tick: impl FnMut(),
 ) -> Calibration {
-    let ops = [Op::Copy(Mode::Temporal), Op::Copy(Mode::NonTemporal)];
+    let ops = match kind {
+        Kind::Copy => [Op::Copy(Mode::Temporal), Op::Copy(Mode::NonTemporal)],
+        Kind::Fill => [Op::Zero(Mode::Temporal), Op::Zero(Mode::NonTemporal)],
+    };
     let mut points = Vec::new();
     for dest in [Dest::Cold, Dest::Hot] {
         for &size in sizes {
@@ -89,12 +116,16 @@ pub fn run(
     };
     let (crossover_cold, crossover_hot) = (crossover(&of(Dest::Cold)), crossover(&of(Dest::Hot)));
     Calibration {
+        kind,
         points,
         crossover_cold,
         crossover_hot,
         recommended: recommend(crossover_cold, crossover_hot),
-        builtin: cachecopy::nt_threshold(),
-        glibc,
+        builtin: match kind {
+            Kind::Copy => cachecopy::nt_threshold(),
+            Kind::Fill => cachecopy::fill_nt_threshold(),
+        },
+        glibc: glibc.filter(|_| kind == Kind::Copy),
     }
 }
 

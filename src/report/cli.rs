@@ -21,8 +21,9 @@ Options:
   --iterations N      samples per figure (default 11, 5 with --quick)
   -h, --help          print this help
 
-Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto threshold, CACHECOPY_BACKEND=name
-forces a backend; the report shows both.";
+Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto thresholds (CACHECOPY_FILL_NT_THRESHOLD
+the fill one alone), CACHECOPY_FILL_REP_THRESHOLD=bytes where Temporal fills use rep stosb,
+CACHECOPY_BACKEND=name forces a backend; the report shows them.";
 
 /// How big a run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

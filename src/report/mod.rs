@@ -40,6 +40,7 @@ pub struct Report {
     pub seed: seed::Seed,
     pub pollution: pollution::Pollution,
     pub calibration: calibrate::Calibration,
+    pub fill_calibration: calibrate::Calibration,
 }
 
 /// The sizes and sample counts of one scale.
@@ -133,7 +134,7 @@ impl Plan {
             + 2 * self.fill_sizes.len()
             + self.rings.len() * self.chunks.len() * self.seed_rounds
             + self.victims.len() * self.pollution_samples
-            + 2 * self.calib_sizes.len();
+            + 4 * self.calib_sizes.len();
         n as u64
     }
 }
@@ -250,16 +251,22 @@ fn report(o: &Options) -> Result<(), String> {
     print(print_pollution(&pollution));
 
     pb.set_message("5. Auto calibration");
-    let calibration = calibrate::run(
-        &plan.calib_sizes,
-        src.as_slice(),
-        &mut arena,
-        plan.calib_samples,
-        plan.sample_bytes,
-        machine.glibc.as_ref().map(|g| g.nt_threshold),
-        || pb.inc(1),
-    );
+    let calibrate = |kind, arena: &mut measure::Arena| {
+        calibrate::run(
+            kind,
+            &plan.calib_sizes,
+            src.as_slice(),
+            arena,
+            plan.calib_samples,
+            plan.sample_bytes,
+            machine.glibc.as_ref().map(|g| g.nt_threshold),
+            || pb.inc(1),
+        )
+    };
+    let calibration = calibrate(calibrate::Kind::Copy, &mut arena);
+    let fill_calibration = calibrate(calibrate::Kind::Fill, &mut arena);
     print(print_calibration(&calibration));
+    print(print_calibration(&fill_calibration));
 
     pb.set_message("6. fill bandwidth");
     let mut fill_ops = vec![Op::Memset];
@@ -297,6 +304,7 @@ fn report(o: &Options) -> Result<(), String> {
         seed,
         pollution,
         calibration,
+        fill_calibration,
     };
     out(format!("Done in {:.0} s.\n", report.seconds));
     if let Some(path) = &o.json {
@@ -622,9 +630,15 @@ fn print_pollution(p: &pollution::Pollution) -> String {
 }
 
 fn print_calibration(c: &calibrate::Calibration) -> String {
-    let mut s = String::from(
-        "5. Auto calibration: NonTemporal / Temporal, paired per round (above 1: streaming wins)\n",
-    );
+    let mut s = String::from(match c.kind {
+        calibrate::Kind::Copy => {
+            "5. Auto calibration, copies: NonTemporal / Temporal, paired per round (above 1: \
+             streaming wins)\n"
+        }
+        calibrate::Kind::Fill => {
+            "5b. Auto calibration, fills (zero): NonTemporal / Temporal, paired per round\n"
+        }
+    });
     let sizes: Vec<usize> = {
         let mut v: Vec<usize> = c.points.iter().map(|p| p.size).collect();
         v.dedup();
@@ -657,8 +671,9 @@ fn print_calibration(c: &calibrate::Calibration) -> String {
         Some(r) => {
             let _ = writeln!(
                 s,
-                "   recommended    CACHECOPY_NT_THRESHOLD={r}  ({}: from here streaming is no \
-                 slower even into a cached destination)",
+                "   recommended    {}={r}  ({}: from here streaming is no slower even into a \
+                 cached destination)",
+                c.kind.env(),
                 size(r)
             );
         }
@@ -666,8 +681,12 @@ fn print_calibration(c: &calibrate::Calibration) -> String {
     }
     let _ = writeln!(
         s,
-        "   built-in       {} (cachecopy::nt_threshold())",
-        size(c.builtin)
+        "   built-in       {} (cachecopy::{}())",
+        size(c.builtin),
+        match c.kind {
+            calibrate::Kind::Copy => "nt_threshold",
+            calibrate::Kind::Fill => "fill_nt_threshold",
+        }
     );
     if let Some(g) = c.glibc {
         let _ = writeln!(
