@@ -122,6 +122,26 @@ unsafe fn vector_pair<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
     }
 }
 
+/// `len < 16`: overlapping 8/4/2-byte pairs, or one byte.
+///
+/// # Safety
+/// `dst..dst + len` writable, the source readable for `len` bytes.
+#[inline(always)]
+unsafe fn scalars<S: Source>(dst: *mut u8, src: S, len: usize) {
+    // SAFETY: (whole body) each pair is used only when `len` is at least its width.
+    unsafe {
+        if len >= 8 {
+            scalar_pair::<u64, S>(dst, src, len);
+        } else if len >= 4 {
+            scalar_pair::<u32, S>(dst, src, len);
+        } else if len >= 2 {
+            scalar_pair::<u16, S>(dst, src, len);
+        } else if len == 1 {
+            put(dst, 0, src.scalar::<u8>(0));
+        }
+    }
+}
+
 /// `len <= 2 * V::BYTES`.
 ///
 /// # Safety
@@ -137,16 +157,7 @@ unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
                 src.prefix::<V>(0, len).store_prefix(dst, len);
             }
         } else if V::BYTES <= 16 {
-            // Below 16 bytes: overlapping scalars.
-            if len >= 8 {
-                scalar_pair::<u64, S>(dst, src, len);
-            } else if len >= 4 {
-                scalar_pair::<u32, S>(dst, src, len);
-            } else if len >= 2 {
-                scalar_pair::<u16, S>(dst, src, len);
-            } else if len == 1 {
-                put(dst, 0, src.scalar::<u8>(0));
-            }
+            scalars::<S>(dst, src, len);
         } else {
             small::<V::Half, S>(dst, src, len);
         }
@@ -342,25 +353,12 @@ pub(crate) const INLINE_FILL: usize = 32;
 #[inline(always)]
 pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     debug_assert!(len <= INLINE_FILL);
-    let x = u128::splat(byte);
-    // SAFETY: (whole body) every store lies in `0..len`: a store at `k` from the start only when
-    // `len >= k + 16`, one at `len - k` only when `len >= k`.
+    // SAFETY: a 16-byte pair only when `16 <= len <= 32`; below, the scalar ladder.
     unsafe {
         if len >= 16 {
-            // `0..16` and `len-16..len` cover up to 32 bytes.
-            put(dst, 0, x);
-            put(dst, len - 16, x);
-        } else if len >= 8 {
-            put(dst, 0, x as u64);
-            put(dst, len - 8, x as u64);
-        } else if len >= 4 {
-            put(dst, 0, x as u32);
-            put(dst, len - 4, x as u32);
-        } else if len >= 2 {
-            put(dst, 0, x as u16);
-            put(dst, len - 2, x as u16);
-        } else if len == 1 {
-            *dst = byte;
+            scalar_pair::<u128, Splat>(dst, Splat(byte), len);
+        } else {
+            scalars::<Splat>(dst, Splat(byte), len);
         }
     }
 }
