@@ -24,13 +24,6 @@ use criterion::{criterion_group, Criterion, Throughput};
 const TOTAL: usize = 64 << 10;
 const ARENA: usize = 96 << 20;
 const SIZES: [usize; 4] = [16, 256, 1500, 4096];
-const MODES: [Mode; 4] = [
-    Mode::Temporal,
-    Mode::NonTemporal,
-    Mode::FlushCache,
-    Mode::Auto,
-];
-
 /// Segments of `size` bytes, 64 bytes apart (scattered like socket buffers), in windows of
 /// `TOTAL` bytes; `windows` windows. `hot`: 1 window.
 struct Setup {
@@ -152,7 +145,7 @@ fn summary() {
         for size in SIZES {
             let n = (TOTAL / size) as f64;
             let mut vs = vec![Variant::Hand];
-            vs.extend(MODES.map(Variant::Cursor));
+            vs.extend(Mode::ALL.map(Variant::Cursor));
             let t = compare(size, hot, &vs);
             let hand = t[0] / n;
             print!(
@@ -162,7 +155,7 @@ fn summary() {
                 n,
                 hand
             );
-            for (m, t) in MODES.iter().zip(&t[1..]) {
+            for (m, t) in Mode::ALL.iter().zip(&t[1..]) {
                 let ns = t / n;
                 print!(
                     " | {m:?} {ns:7.2} ({:+.2} ns, x{:.3})",
@@ -220,7 +213,7 @@ fn bench(c: &mut Criterion) {
             g.throughput(Throughput::Elements((TOTAL / size) as u64));
             let mut setup = Setup::new(size, hot);
             let mut vs = vec![Variant::Hand];
-            vs.extend(MODES.map(Variant::Cursor));
+            vs.extend(Mode::ALL.map(Variant::Cursor));
             if size == 1500 {
                 vs.push(Variant::Contiguous(Mode::NonTemporal));
             }

@@ -44,6 +44,7 @@ mod cpu;
 mod dispatch;
 pub mod iter;
 mod kernel;
+mod mode;
 pub mod net;
 pub mod page;
 pub mod policy;
@@ -56,47 +57,11 @@ pub use dispatch::{
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, Backend, Unsupported,
 };
 
+pub use mode::{Mode, UnknownMode};
+
 use dispatch::Unsupportable;
+use mode::Store;
 use kernel::Kernels;
-
-/// The cache policy of one copy or fill.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Ordinary stores: the destination ends up in cache. Use when it is read soon.
-    #[default]
-    Temporal,
-    /// Streaming stores that bypass the cache for whole lines, then a store fence. Use when the
-    /// CPU will not read the destination again soon (transmit buffers, large moves).
-    NonTemporal,
-    /// Like `NonTemporal`, and every destination line is written back to memory before return.
-    /// Use for persistent memory and for buffers another agent reads from memory.
-    FlushCache,
-    /// `NonTemporal` from [`nt_threshold`] (copies) or [`fill_nt_threshold`] (fills) bytes up,
-    /// `Temporal` below.
-    Auto,
-}
-
-/// How one call stores, once `Auto` is resolved.
-#[derive(Clone, Copy)]
-enum Store {
-    Temporal,
-    NonTemporal,
-    Flush(FlushOp),
-}
-
-impl Mode {
-    #[inline(always)]
-    fn store(self, len: usize, threshold: fn() -> usize) -> Store {
-        match self {
-            Mode::Temporal => Store::Temporal,
-            Mode::NonTemporal => Store::NonTemporal,
-            Mode::FlushCache => Store::Flush(dispatch::flush_op()),
-            // Below `STREAM_MIN` a streaming kernel stores temporally anyway: skip the load.
-            Mode::Auto if len >= kernel::STREAM_MIN && len >= threshold() => Store::NonTemporal,
-            Mode::Auto => Store::Temporal,
-        }
-    }
-}
 
 /// # Safety
 /// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
@@ -168,7 +133,7 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory in
     // any kernel (every move lies inside `0..len`).
-    unsafe { copy_on(k, dst, src, len, mode.store(len, nt_threshold)) }
+    unsafe { copy_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
 }
 
 /// Copies with exactly `backend`, whatever dispatch picked (for tests, benchmarks and
@@ -205,7 +170,7 @@ pub fn copy_with(
             dst.as_mut_ptr(),
             src.as_ptr(),
             src.len(),
-            mode.store(src.len(), nt_threshold),
+            mode.resolve(src.len(), nt_threshold),
         )
     };
     Ok(())
@@ -288,7 +253,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     }
     let k = dispatch::active();
     // SAFETY: forwarded contract.
-    unsafe { fill_on(k, dst, byte, len, mode.store(len, fill_nt_threshold)) }
+    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
 }
 
 /// Fills with exactly `backend`.
@@ -310,7 +275,7 @@ pub fn fill_with(
             dst.as_mut_ptr(),
             byte,
             dst.len(),
-            mode.store(dst.len(), fill_nt_threshold),
+            mode.resolve(dst.len(), fill_nt_threshold),
         )
     };
     Ok(())

@@ -5,9 +5,10 @@ use core::fmt;
 use super::engine::{gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
 use crate::dispatch::{self, fill_nt_threshold, nt_threshold};
-use crate::kernel::{Kernels, STREAM_MIN};
+use crate::kernel::Kernels;
 use crate::policy::{FlushCache, NonTemporal, Select, Temporal};
-use crate::{FlushOp, Mode, Store};
+use crate::mode::Store;
+use crate::{FlushOp, Mode};
 
 /// Returned by the `_full` operations when the cursor holds fewer bytes than asked for. The
 /// cursor is where it was and nothing was copied.
@@ -30,16 +31,6 @@ impl fmt::Display for Short {
 }
 
 impl core::error::Error for Short {}
-
-/// The store of one call moving `len` bytes: `Auto` resolved, and `NonTemporal` below
-/// [`STREAM_MIN`] in total done with ordinary stores (as [`crate::copy`] does).
-#[inline(always)]
-fn store_of(mode: Mode, len: usize, threshold: fn() -> usize) -> Store {
-    match mode.store(len, threshold) {
-        Store::NonTemporal if len < STREAM_MIN => Store::Temporal,
-        s => s,
-    }
-}
 
 /// Runs `$body` with `$K` the store kind of `$store` and `$op` its flush instruction: one
 /// branch per call, and one monomorphized loop per arm.
@@ -74,7 +65,7 @@ pub(crate) fn copy_from_iter_on<D: Direction, const PF: bool>(
 ) -> usize {
     let len = dst.len().min(src.count);
     let dst = dst.as_mut_ptr();
-    by_kind!(store_of(mode, len, nt_threshold), |K, op| {
+    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
         // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
         // segment; `k` comes from dispatch (runs here); the fence closes the call.
         unsafe {
@@ -90,7 +81,7 @@ pub(crate) fn copy_from_iter_on<D: Direction, const PF: bool>(
 pub(crate) fn copy_to_iter_on(k: &Kernels, src: &[u8], dst: &mut Dest<'_>, mode: Mode) -> usize {
     let len = src.len().min(dst.count);
     let s = src.as_ptr();
-    by_kind!(store_of(mode, len, nt_threshold), |K, op| {
+    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
         let n = dst.iterate(len, |base, n, done| {
             // SAFETY: `base..base + n` is an exclusive piece of a destination segment (engine),
             // so it does not overlap the shared `src`; `done + n <= len <= src.len()`.
@@ -118,7 +109,7 @@ pub(crate) fn copy_iter_on(
         dst.advance(len);
         return len;
     }
-    by_kind!(store_of(mode, len, nt_threshold), |K, op| {
+    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
         // Each destination piece is one contiguous destination: gather into it, so lines that
         // straddle source segments still stream.
         let n = dst.iterate(len, |base, n, _| {
@@ -136,7 +127,7 @@ pub(crate) fn copy_iter_on(
 #[inline(always)]
 pub(crate) fn zero_iter_on(k: &Kernels, dst: &mut Dest<'_>, len: usize, mode: Mode) -> usize {
     let len = len.min(dst.count);
-    by_kind!(store_of(mode, len, fill_nt_threshold), |K, op| {
+    by_kind!(mode.resolve(len, fill_nt_threshold), |K, op| {
         let n = dst.iterate(len, |base, n, _| {
             // SAFETY: an exclusive destination piece.
             unsafe { K::fill(k, op, base, 0, n) };

@@ -14,13 +14,6 @@ use super::*;
 use crate::kernel::Kernels;
 use crate::{Backend, Mode};
 
-const MODES: [Mode; 4] = [
-    Mode::Temporal,
-    Mode::NonTemporal,
-    Mode::FlushCache,
-    Mode::Auto,
-];
-
 fn backends() -> impl Iterator<Item = &'static Kernels> {
     Backend::supported().iter().map(|b| b.kernels().unwrap())
 }
@@ -244,7 +237,7 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let len = len.min(m.count + 100);
                 let mut guard = vec![0xA5u8; off + len + 80];
                 let dst = &mut guard[off..off + len];
-                let mode = MODES[mode as usize];
+                let mode = Mode::ALL[mode as usize];
                 let (n, want) = if matches!(op, Op::Full { .. }) {
                     let r = full(&mut c, len, |c| {
                         copy_from_iter_on::<_, false>(k, dst, c, mode)
@@ -317,7 +310,7 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
         match op {
             Op::Copy { len, mode, off } => {
                 let len = len.min(m.count + 100);
-                let mode = MODES[mode as usize];
+                let mode = Mode::ALL[mode as usize];
                 let n = if off % 4 == 0 {
                     let n = zero_iter_on(k, &mut c, len, mode);
                     for j in m.pos..m.pos + n {
@@ -342,7 +335,7 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let len = len.min(m.count + 100).min(src.len());
                 let s = &src[..len];
                 let r = full(&mut c, len, |c| {
-                    copy_to_iter_on(k, s, c, MODES[mode as usize])
+                    copy_to_iter_on(k, s, c, Mode::ALL[mode as usize])
                 });
                 assert_eq!(r.is_ok(), len <= m.count);
                 if r.is_ok() {
@@ -442,7 +435,7 @@ fn cursor_to_cursor_matches_model() {
             len as usize
         };
         for k in backends() {
-            cursor_case(k, &from, &to, len, MODES[mode as usize % 4]);
+            cursor_case(k, &from, &to, len, Mode::ALL[mode as usize % 4]);
         }
         true
     }
@@ -522,7 +515,7 @@ fn kunit_copy_to_kvec() {
         }
     }
     for k in backends() {
-        for mode in MODES {
+        for mode in Mode::ALL {
             let mut buffer = vec![0u8; BUFSIZE];
             let mut rest = &mut buffer[..];
             let mut at = 0;
@@ -556,7 +549,7 @@ fn kunit_copy_from_kvec() {
         .map(|&(f, t)| IoVec::new(&buffer[f..t]))
         .collect();
     for k in backends() {
-        for mode in MODES {
+        for mode in Mode::ALL {
             let mut iter = Source::iovec(&kvec);
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count().min(BUFSIZE);
@@ -582,7 +575,7 @@ fn kunit_copy_to_bvec() {
         }
     }
     for k in backends() {
-        for mode in MODES {
+        for mode in Mode::ALL {
             let mut buffer = vec![0u8; BUFSIZE];
             // Pages 3, 4 and 5 merge into one multi-page segment, as the kunit loader does.
             let (p0, rest) = buffer.split_at_mut(4096);
@@ -619,7 +612,7 @@ fn kunit_copy_from_bvec() {
         .map(|&(p, f, t)| BioVec::new(&buffer[p * 4096..(p + 1) * 4096], f, t - f))
         .collect();
     for k in backends() {
-        for mode in MODES {
+        for mode in Mode::ALL {
             let mut iter = Source::bvec(&bvec);
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count();

@@ -9,7 +9,8 @@
 
 use crate::dispatch::{self, Backend, Unsupported};
 use crate::kernel::Kernels;
-use crate::{len_mismatch, nt_threshold, Mode, Store};
+use crate::mode::Store;
+use crate::{len_mismatch, nt_threshold, Mode};
 
 use super::sum::{block_add, fold16};
 
@@ -147,7 +148,7 @@ pub unsafe fn csum_and_copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: 
             dst,
             src,
             len,
-            mode.store(len, nt_threshold),
+            mode.resolve(len, nt_threshold),
         )
     }
 }
@@ -178,7 +179,7 @@ pub fn csum_and_copy_with(
             dst.as_mut_ptr(),
             src.as_ptr(),
             len,
-            mode.store(len, nt_threshold),
+            mode.resolve(len, nt_threshold),
         )
     })
 }

@@ -4,20 +4,10 @@
 
 use crate::dispatch;
 use crate::iter::{Dest, Source};
-use crate::kernel::STREAM_MIN;
 use crate::policy::Select;
-use crate::{nt_threshold, Mode, Store};
+use crate::{nt_threshold, Mode};
 
 use super::csum::{csum_block_add, csum_copy_on};
-
-/// The store of one call moving `len` bytes in total, as the cursor copies resolve it.
-#[inline(always)]
-fn store_of(mode: Mode, len: usize) -> Store {
-    match mode.store(len, nt_threshold) {
-        Store::NonTemporal if len < STREAM_MIN => Store::Temporal,
-        s => s,
-    }
-}
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
 /// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
@@ -61,7 +51,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
     mode: Mode,
 ) -> (usize, u32) {
     let len = cap.min(src.count());
-    let (k, store) = (dispatch::active(), store_of(mode, len));
+    let (k, store) = (dispatch::active(), mode.resolve(len, nt_threshold));
     let mut sum = 0;
     let n = src.iterate(len, |base, n, done| {
         // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
@@ -93,7 +83,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
 pub fn csum_and_copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M) -> (usize, u32) {
     let mode = mode.select(dst.mode());
     let len = src.len().min(dst.count());
-    let (k, store) = (dispatch::active(), store_of(mode, len));
+    let (k, store) = (dispatch::active(), mode.resolve(len, nt_threshold));
     let s = src.as_ptr();
     let (mut sum, mut summed) = (0, 0);
     let n = dst.iterate(len, |base, n, done| {

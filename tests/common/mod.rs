@@ -3,13 +3,6 @@
 
 use cachecopy::{Backend, Mode};
 
-pub const MODES: [Mode; 4] = [
-    Mode::Temporal,
-    Mode::NonTemporal,
-    Mode::FlushCache,
-    Mode::Auto,
-];
-
 /// A byte pattern that differs at every position within 251 bytes and between seeds.
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
@@ -207,7 +200,7 @@ pub fn table_all_lengths(backend: Backend) {
     };
     let src = pattern(max + 64, 1);
     let mut dst = Vec::new();
-    for mode in MODES {
+    for mode in Mode::ALL {
         for &(so, d_o) in pairs {
             for len in 0..=max {
                 check_copy(backend, mode, so, d_o, len, &src, &mut dst);
@@ -232,7 +225,7 @@ pub fn table_offsets(backend: Backend) {
     };
     let src = pattern(2200 + 64, 2);
     let mut dst = Vec::new();
-    for mode in MODES {
+    for mode in Mode::ALL {
         for &len in &lens {
             for so in (0..64).step_by(step).chain([63]) {
                 for d_o in (0..64).step_by(step).chain([63]) {
@@ -262,7 +255,7 @@ pub fn table_large(backend: Backend) {
     }
     let src = pattern(*lens.iter().max().unwrap() + 64, 3);
     let mut dst = Vec::new();
-    for mode in MODES {
+    for mode in Mode::ALL {
         for &len in &lens {
             for (so, d_o) in [(0, 0), (1, 63), (33, 7)] {
                 check_copy(backend, mode, so, d_o, len, &src, &mut dst);
@@ -275,7 +268,7 @@ pub fn table_large(backend: Backend) {
 pub fn table_fill(backend: Backend) {
     let (max, step) = if miri() { (40, 29) } else { (1024, 1) };
     let mut dst = Vec::new();
-    for mode in MODES {
+    for mode in Mode::ALL {
         for d_o in (0..64).step_by(step) {
             for len in 0..=max {
                 // Zero at every other (offset, length): zeroing has paths of its own (aarch64
@@ -307,7 +300,7 @@ pub fn table_fill_guard_pages(backend: Backend, lens: &[usize]) {
         return; // as in `table_guard_pages`.
     }
     let mut d = Guarded::new(*lens.iter().max().unwrap());
-    for mode in MODES {
+    for mode in Mode::ALL {
         for &len in lens {
             for d_end in [false, true] {
                 let dst = if d_end {
@@ -338,7 +331,7 @@ pub fn table_guard_pages(backend: Backend) {
     let max = *lens.iter().max().unwrap();
     let mut s = Guarded::new(max);
     let mut d = Guarded::new(max);
-    for mode in MODES {
+    for mode in Mode::ALL {
         for &len in &lens {
             let want = pattern(len, len as u8);
             for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {

@@ -1,9 +1,10 @@
 //! `cachecopy report` end to end: a tiny run writes JSON with every section and positive
 //! figures, and bad flags exit with status 2.
-#![cfg(feature = "report")]
 
 use std::process::Command;
 
+#[path = "../../tests/common/mod.rs"]
+#[allow(dead_code)]
 mod common;
 
 fn bin() -> Command {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::measure::{Arena, Buf, Dest, Op, MODES};
+use super::measure::{Arena, Buf, Dest, Op};
 use super::stats::{paired_ratio, Summary};
 
 #[derive(Clone, Debug, Serialize)]
@@ -36,7 +36,7 @@ pub fn run(
     mut tick: impl FnMut(),
 ) -> Pollution {
     let mut ops: Vec<Option<Op>> = vec![None, Some(Op::Memcpy)];
-    ops.extend(MODES.iter().map(|&m| Some(Op::Copy(m))));
+    ops.extend(cachecopy::Mode::ALL.iter().map(|&m| Some(Op::Copy(m))));
     let mut rows = Vec::new();
     for &victim_len in victims {
         let victim = Buf::new(victim_len, 3);

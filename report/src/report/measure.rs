@@ -21,19 +21,12 @@ pub enum Op {
     Zero(Mode),
 }
 
-pub const MODES: [Mode; 4] = [
-    Mode::Temporal,
-    Mode::NonTemporal,
-    Mode::FlushCache,
-    Mode::Auto,
-];
-
 impl Op {
     pub fn name(self) -> &'static str {
         match self {
             Op::Memcpy => "memcpy",
             Op::Memset => "memset",
-            Op::Copy(m) | Op::Zero(m) => mode_name(m),
+            Op::Copy(m) | Op::Zero(m) => m.name(),
         }
     }
 
@@ -51,14 +44,6 @@ impl Op {
     }
 }
 
-pub fn mode_name(m: Mode) -> &'static str {
-    match m {
-        Mode::Temporal => "Temporal",
-        Mode::NonTemporal => "NonTemporal",
-        Mode::FlushCache => "FlushCache",
-        Mode::Auto => "Auto",
-    }
-}
 
 /// Where the destination lives when an operation starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

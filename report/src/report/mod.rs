@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use cli::{Command, Options, Scale};
 use machine::{size, Machine};
-use measure::{Arena, Buf, Cell, Dest, Op, MODES};
+use measure::{Arena, Buf, Cell, Dest, Op};
 use stats::Summary;
 
 const KIB: usize = 1 << 10;
@@ -212,7 +212,7 @@ fn report(o: &Options) -> Result<(), String> {
 
     pb.set_message("2. copy bandwidth");
     let mut ops = vec![Op::Memcpy];
-    ops.extend(MODES.map(Op::Copy));
+    ops.extend(cachecopy::Mode::ALL.map(Op::Copy));
     let bandwidth = measure::table(
         &ops,
         &plan.sizes,
@@ -270,7 +270,7 @@ fn report(o: &Options) -> Result<(), String> {
 
     pb.set_message("6. fill bandwidth");
     let mut fill_ops = vec![Op::Memset];
-    fill_ops.extend(MODES.map(Op::Zero));
+    fill_ops.extend(cachecopy::Mode::ALL.map(Op::Zero));
     let fill = measure::table(
         &fill_ops,
         &plan.fill_sizes,
