@@ -82,12 +82,7 @@ fn main() {
     let iov: Vec<IoVec<'_>> = owned.iter().map(|v| IoVec::new(v)).collect();
     let payload: usize = iov.iter().map(|s| s.len()).sum();
 
-    for mode in [
-        Mode::Temporal,
-        Mode::NonTemporal,
-        Mode::FlushCache,
-        Mode::Auto,
-    ] {
+    for mode in Mode::ALL {
         for i in 0..2_000u16 {
             // Vary the split so segment boundaries land at every parity.
             let cut = i as usize % owned[0].len();

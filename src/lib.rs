@@ -60,8 +60,8 @@ pub use dispatch::{
 pub use mode::{Mode, UnknownMode};
 
 use dispatch::Unsupportable;
-use mode::Store;
 use kernel::Kernels;
+use mode::Store;
 
 /// # Safety
 /// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).

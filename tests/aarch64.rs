@@ -176,15 +176,10 @@ mod aarch64 {
     /// The write operations under test, by name: every mode, and each flush instruction this CPU
     /// has, through both `copy`/`fill` entry points.
     fn ops() -> Vec<(String, Option<Mode>, Option<FlushOp>)> {
-        let mut v: Vec<_> = [
-            Mode::Temporal,
-            Mode::NonTemporal,
-            Mode::FlushCache,
-            Mode::Auto,
-        ]
-        .into_iter()
-        .map(|m| (format!("{m:?}"), Some(m), None))
-        .collect();
+        let mut v: Vec<_> = Mode::ALL
+            .into_iter()
+            .map(|m| (format!("{m:?}"), Some(m), None))
+            .collect();
         v.extend(
             cpu()
                 .flush_ops()

@@ -191,7 +191,7 @@ fn zero_and_fill_public_api() {
 #[test]
 fn public_fill_inline_sizes() {
     let mut buf = vec![CANARY; 256];
-    for mode in MODES {
+    for mode in Mode::ALL {
         let lens: Vec<usize> = if miri() {
             (0..=40).step_by(3).collect()
         } else {
@@ -229,7 +229,7 @@ fn public_fill_inline_sizes() {
         return;
     }
     let mut g = Guarded::new(4096);
-    for mode in MODES {
+    for mode in Mode::ALL {
         for len in 0..=80 {
             fill(g.at_start(len), 0x11, mode);
             assert!(g.at_start(len).iter().all(|&b| b == 0x11));
@@ -244,7 +244,7 @@ fn public_fill_inline_sizes() {
 fn prop_copy_matches_reference(b: u8, m: u8, so: u8, d_o: u8, len: u16, seed: u8) -> bool {
     let backends = Backend::supported();
     let backend = backends[b as usize % backends.len()];
-    let mode = MODES[m as usize % 4];
+    let mode = Mode::ALL[m as usize % 4];
     let (so, d_o, len) = (so as usize % 64, d_o as usize % 64, len as usize % 6000);
     let src = pattern(so + len, seed);
     let mut dst = Vec::new();

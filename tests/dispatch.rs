@@ -45,16 +45,7 @@ fn child_threads_race() {
                 let src: Vec<u8> = (0..100_000).map(|j| (i * 31 + j) as u8).collect();
                 let mut dst = vec![0u8; src.len()];
                 barrier.wait();
-                cachecopy::copy(
-                    &mut dst,
-                    &src,
-                    [
-                        Mode::Temporal,
-                        Mode::NonTemporal,
-                        Mode::FlushCache,
-                        Mode::Auto,
-                    ][i % 4],
-                );
+                cachecopy::copy(&mut dst, &src, Mode::ALL[i % 4]);
                 assert_eq!(dst, src);
                 Backend::active()
             })

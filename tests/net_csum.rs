@@ -7,13 +7,6 @@ use cachecopy::net::{
 };
 use cachecopy::{Backend, Mode};
 
-const MODES: [Mode; 4] = [
-    Mode::Temporal,
-    Mode::NonTemporal,
-    Mode::FlushCache,
-    Mode::Auto,
-];
-
 /// RFC 1071 the slow way: native-endian 16-bit words, an odd last byte padded with zero, folded
 /// with end-around carry to 1..=0xffff (0 only for all-zero data).
 fn reference(data: &[u8]) -> u32 {
@@ -100,7 +93,7 @@ fn fused_matches_reference_every_backend_mode_offset_length() {
     let src_buf = pattern(4096 + 64, 2);
     let mut dst_buf = vec![0u8; 4096 + 128];
     for &b in Backend::supported() {
-        for mode in MODES {
+        for mode in Mode::ALL {
             for (so, d_o) in [(0, 0), (1, 0), (0, 1), (3, 7), (2, 63), (33, 17)] {
                 for len in 0..=4096 {
                     let src = &src_buf[so..so + len];
@@ -134,7 +127,7 @@ fn large_and_extreme_sums() {
         let zeros = vec![0u8; len];
         let mut dst = vec![0u8; len];
         for &b in Backend::supported() {
-            for mode in MODES {
+            for mode in Mode::ALL {
                 let s = csum_and_copy_with(b, &mut dst, &ones, mode).unwrap();
                 assert_eq!(s, reference(&ones), "{b} {mode:?} {len}");
                 let z = csum_and_copy_with(b, &mut dst, &zeros, mode).unwrap();
@@ -253,7 +246,7 @@ mod guard {
         src_map.usable().copy_from_slice(&fill);
         let lens = (0..=300).chain([1023, 1024, 1025, 2047, 4095, 4096, 4097, 8000, n]);
         for &b in Backend::supported() {
-            for mode in MODES {
+            for mode in Mode::ALL {
                 for len in lens.clone() {
                     // Flush against the start guard, then against the end guard, both buffers.
                     for (s_at, d_at) in [(0, 0), (n - len, n - len), (0, n - len), (n - len, 0)] {
@@ -302,7 +295,7 @@ mod cursors {
                 segs.push(IoVec::new(&data[at..at + n]));
                 at += n;
             }
-            for mode in MODES {
+            for mode in Mode::ALL {
                 for room in [total, total / 2, total.saturating_sub(1)] {
                     let mut src = Source::iovec(&segs);
                     let mut dst = vec![0xeeu8; room + 1];
@@ -322,7 +315,7 @@ mod cursors {
         for lens in layouts() {
             let total: usize = lens.iter().sum();
             let data = pattern(total + 5, 7);
-            for mode in MODES {
+            for mode in Mode::ALL {
                 for len in [total, total + 5, total / 3] {
                     let mut bufs: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
                     let mut segs: Vec<IoVecMut> =

@@ -174,12 +174,7 @@ fn bad_input_is_an_error_and_changes_nothing() {
 
 #[test]
 fn csum_copy_from_sums_the_payload() {
-    for mode in [
-        Mode::Temporal,
-        Mode::NonTemporal,
-        Mode::FlushCache,
-        Mode::Auto,
-    ] {
+    for mode in Mode::ALL {
         for len in [0, 1, 63, 1472, 9000] {
             let src = payload(len, 7);
             let (f, sum) = Frame::csum_copy_from(42, &src, 4, mode);

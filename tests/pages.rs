@@ -450,13 +450,6 @@ mod cursors {
     use std::alloc::{alloc_zeroed, dealloc, Layout};
     use std::cell::Cell;
 
-    const MODES: [Mode; 4] = [
-        Mode::Temporal,
-        Mode::NonTemporal,
-        Mode::FlushCache,
-        Mode::Auto,
-    ];
-
     /// `len` zeroed bytes aligned to 2 MiB, freed on drop.
     struct Aligned(*mut u8, Layout);
     impl Aligned {
@@ -540,7 +533,7 @@ mod cursors {
         let mut mem = Aligned::new(2 * MIB2);
         let blocks = Counting(AlignedBlocks::of_size(MIB2).unwrap(), Cell::new(0));
         let data: Vec<u8> = (0..300 << 10).map(|i| (i * 13 % 253) as u8).collect();
-        for mode in MODES {
+        for mode in Mode::ALL {
             mem.bytes().fill(0);
             // 300 KiB from the 3rd page on, offset 100: many base pages, one compound page,
             // gathered from three iovecs.
@@ -657,12 +650,7 @@ fn zero_page_range_every_mode() {
     let start = (mem.as_ptr() as usize).next_multiple_of(block);
     let base_off = start - mem.as_ptr() as usize;
     let blocks = AlignedBlocks::of_size(block).unwrap();
-    for mode in [
-        Mode::Temporal,
-        Mode::NonTemporal,
-        Mode::FlushCache,
-        Mode::Auto,
-    ] {
+    for mode in Mode::ALL {
         for (page_i, off, len, ok_base, ok_block) in [
             (0, 0, ps, true, true),
             (1, 7, ps - 7, true, true),

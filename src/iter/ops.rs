@@ -6,8 +6,8 @@ use super::engine::{gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
 use crate::dispatch::{self, fill_nt_threshold, nt_threshold};
 use crate::kernel::Kernels;
-use crate::policy::{FlushCache, NonTemporal, Select, Temporal};
 use crate::mode::Store;
+use crate::policy::{FlushCache, NonTemporal, Select, Temporal};
 use crate::{FlushOp, Mode};
 
 /// Returned by the `_full` operations when the cursor holds fewer bytes than asked for. The

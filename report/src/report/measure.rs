@@ -44,7 +44,6 @@ impl Op {
     }
 }
 
-
 /// Where the destination lives when an operation starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
