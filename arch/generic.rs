@@ -2,9 +2,7 @@
 //! On x86_64 its streaming store is `movnti` (SSE2 is part of the x86_64 baseline); elsewhere a
 //! word has no streaming store and `stream` is an ordinary store.
 
-use crate::kernel::kernels;
-use crate::vector::{add64, Vector};
-use crate::Backend;
+use crate::vector::{add64, Checksum, Vector};
 
 // SAFETY: a `u64` load/store touches exactly 8 bytes; `Half = Self` for the narrowest word.
 unsafe impl Vector for u64 {
@@ -44,6 +42,11 @@ unsafe impl Vector for u64 {
             }
         }
     }
+}
+
+// SAFETY: the accumulator is one end-around-carry 64-bit sum, which never wraps and stays
+// congruent modulo 2^16 - 1.
+unsafe impl Checksum for u64 {
     #[inline(always)]
     unsafe fn csum_zero() -> Self {
         0
@@ -57,5 +60,3 @@ unsafe impl Vector for u64 {
         acc
     }
 }
-
-kernels!(pub(crate) static GENERIC = Backend::Generic, u64);

@@ -1,11 +1,15 @@
-//! Per-ISA leaves: vector trait impls, fences, cache-maintenance instructions and feature
-//! detection. Nothing here knows about modes, dispatch policy or cursors; `src/` does.
+//! Per-ISA leaves: register types with their [`Vector`](crate::vector::Vector) and
+//! [`Checksum`](crate::vector::Checksum) impls, fences, cache-maintenance instructions and
+//! feature detection. Nothing here knows about modes, backend tables, dispatch or cursors:
+//! `src/backend.rs` instantiates the one algorithm for the registers named here.
 //!
 //! Each target module provides the same items:
+//! - its register types (`Sse2`, `Avx2`, `Avx512` on x86_64, `Neon` on aarch64; the portable
+//!   `u64` for every target, in `generic`);
 //! - `STREAM_LINE`: the granularity at which streamed and ordinary stores are kept apart;
 //! - `stream_fence()`: orders streamed stores before any later store (run before returning);
 //! - `flush_range(op, ptr, len)`, `flush_fence(op)`: write lines back to memory, then wait;
-//! - `detect() -> Cpu` and `tables()`: what the CPU can run, best backend last.
+//! - `detect() -> Cpu`: what the CPU has.
 
 pub(crate) mod generic;
 

@@ -3,10 +3,6 @@
 use core::sync::atomic::{fence, Ordering};
 
 use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
-use crate::kernel::Kernels;
-
-/// Every backend compiled for this target, best last.
-pub(crate) static BACKENDS: [&Kernels; 1] = [&super::generic::GENERIC];
 
 /// Conservative line size for keeping streamed and ordinary stores apart.
 pub(crate) const STREAM_LINE: usize = 64;
@@ -44,6 +40,5 @@ pub(crate) fn detect() -> Cpu {
         flush: FlushOp::Fence,
         vendor: Text::EMPTY,
         brand: Text::EMPTY,
-        backends: 1,
     }
 }

@@ -6,7 +6,6 @@
 //!    time, so source and destination come from memory), in each mode.
 //! 2. Non-temporal gather of 1500-byte segments versus one contiguous non-temporal copy of the
 //!    same bytes, and versus a naive per-segment non-temporal copy (fence per segment).
-//! 3. Prefetching the next segment's first line, cold, many small segments: on versus off.
 //!
 //! Criterion measures each variant; then an interleaved pass (variants alternate round by round,
 //! median of the rounds) prints the comparisons: ns per segment and ours ÷ baseline.
@@ -17,7 +16,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use cachecopy::iter::{__copy_from_iter_prefetch, copy_from_iter, IoVec, Source};
+use cachecopy::iter::{copy_from_iter, IoVec, Source};
 use cachecopy::Mode;
 use criterion::{criterion_group, Criterion, Throughput};
 
@@ -78,7 +77,6 @@ impl Setup {
 enum Variant {
     Hand,
     Cursor(Mode),
-    Prefetch(Mode),
     Contiguous(Mode),
     PerSegment(Mode),
 }
@@ -95,9 +93,6 @@ fn run(v: Variant, segs: &[IoVec<'_>], dst: &mut [u8], contiguous: &[u8]) {
         }
         Variant::Cursor(m) => {
             black_box(copy_from_iter(dst, &mut Source::iovec(segs), m));
-        }
-        Variant::Prefetch(m) => {
-            black_box(__copy_from_iter_prefetch(dst, &mut Source::iovec(segs), m));
         }
         Variant::Contiguous(m) => cachecopy::copy(dst, &contiguous[..dst.len()], m),
         Variant::PerSegment(m) => {
@@ -186,20 +181,6 @@ fn summary() {
             t[2] / n,
             (t[2] - t[0]) / n
         );
-    }
-
-    println!("\n== prefetch of the next segment's first line, cold: with / without ==");
-    for size in [16, 256, 1500] {
-        let n = (TOTAL / size) as f64;
-        for m in [Mode::Temporal, Mode::NonTemporal] {
-            let t = compare(size, false, &[Variant::Cursor(m), Variant::Prefetch(m)]);
-            println!(
-                "{size:5} B {m:?}: without {:7.2} ns/seg, with {:7.2} ns/seg (x{:.3})",
-                t[0] / n,
-                t[1] / n,
-                t[1] / t[0]
-            );
-        }
     }
 }
 

@@ -105,7 +105,7 @@ pub struct Caches {
     pub source: &'static str,
 }
 
-/// What was detected about this CPU. See [`cpu`].
+/// What was detected about this CPU. See [`cpu()`](crate::cpu()).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Cpu {
@@ -119,8 +119,6 @@ pub struct Cpu {
     pub flush: FlushOp,
     pub(crate) vendor: Text<16>,
     pub(crate) brand: Text<48>,
-    /// How many entries of the architecture's backend list (best last) this CPU runs.
-    pub(crate) backends: usize,
 }
 
 impl Cpu {
@@ -188,18 +186,4 @@ impl<const N: usize> fmt::Debug for Text<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
     }
-}
-
-/// Detects the CPU: features (with the OS state they need), cache geometry and the flush
-/// instruction.
-///
-/// This executes CPUID (a VM exit under virtualization, microseconds each) every call; dispatch
-/// itself detects once and caches what it needs, so call this for reports, not in a loop.
-///
-/// ```
-/// let cpu = cachecopy::cpu();
-/// println!("{} {} line {} B, flush with {}", cpu.vendor(), cpu.brand(), cpu.caches.line, cpu.flush);
-/// ```
-pub fn cpu() -> Cpu {
-    crate::arch::detect()
 }

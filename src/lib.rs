@@ -38,8 +38,13 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+// Layers, each using only those above it in this list: vocabulary (`vector`, `cpu`) <- the
+// per-ISA leaves (`arch`) <- tunables (`tune`) <- the algorithms (`kernel`) <- the backend table
+// (`backend`) <- dispatch <- the public API (`mode`, `thresholds`, this file, `iter`, `net`,
+// `page`, `policy`).
 #[path = "../arch/mod.rs"]
 mod arch;
+mod backend;
 mod cpu;
 mod dispatch;
 pub mod iter;
@@ -48,20 +53,37 @@ mod mode;
 pub mod net;
 pub mod page;
 pub mod policy;
-mod stream;
+mod thresholds;
+mod tune;
 mod vector;
 
-pub use cpu::{cpu, Caches, Cpu, Features, FlushOp};
-pub use dispatch::{
-    default_nt_threshold, fill_nt_threshold, fill_rep_threshold, nt_threshold,
-    set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, Backend, Unsupported,
-};
-
+pub use backend::Backend;
+pub use cpu::{Caches, Cpu, Features, FlushOp};
+pub use dispatch::Unsupported;
 pub use mode::{Mode, UnknownMode};
+pub use thresholds::{
+    fill_nt_threshold, fill_rep_threshold, nt_threshold, set_fill_nt_threshold,
+    set_fill_rep_threshold, set_nt_threshold,
+};
+pub use tune::default_nt_threshold;
 
+use backend::Kernels;
 use dispatch::Unsupportable;
-use kernel::Kernels;
 use mode::Store;
+
+/// Detects the CPU: features (with the OS state they need), cache geometry and the flush
+/// instruction.
+///
+/// This executes CPUID (a VM exit under virtualization, microseconds each) every call; dispatch
+/// itself detects once and caches what it needs, so call this for reports, not in a loop.
+///
+/// ```
+/// let cpu = cachecopy::cpu();
+/// println!("{} {} line {} B, flush with {}", cpu.vendor(), cpu.brand(), cpu.caches.line, cpu.flush);
+/// ```
+pub fn cpu() -> Cpu {
+    arch::detect()
+}
 
 /// # Safety
 /// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).

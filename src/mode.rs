@@ -8,9 +8,9 @@
 use core::fmt;
 use core::str::FromStr;
 
+use crate::cpu::FlushOp;
 use crate::dispatch;
 use crate::kernel::STREAM_MIN;
-use crate::FlushOp;
 
 /// The cache policy of one copy or fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

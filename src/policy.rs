@@ -28,7 +28,7 @@
 //! assert_eq!(frame, [1, 1, 1, 2, 2]);
 //! ```
 
-use crate::Mode;
+use crate::mode::Mode;
 
 mod sealed {
     pub trait Sealed {}

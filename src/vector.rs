@@ -1,8 +1,9 @@
-//! The one interface every ISA leaf implements.
+//! The interfaces every ISA leaf implements: [`Vector`] (load, store, stream one register) and
+//! [`Checksum`] (the same register as a checksum accumulator).
 //!
-//! The copy and fill algorithm in [`crate::kernel`] is written once against [`Vector`]; SSE2,
-//! AVX2, AVX-512, NEON and the portable word backend only say how to load, store and stream one
-//! register. Everything is `#[inline(always)]` so that, once instantiated inside a
+//! The copy and fill algorithm in [`crate::kernel`] is written once against [`Vector`], the
+//! checksum loop against [`Checksum`]; SSE2, AVX2, AVX-512, NEON and the portable word backend
+//! only say how to move and add one register. Everything is `#[inline(always)]` so that, once instantiated inside a
 //! `#[target_feature]` entry point, the intrinsics inline into straight-line vector code.
 
 /// One SIMD register (or machine word) worth of bytes.
@@ -77,11 +78,16 @@ pub(crate) unsafe trait Vector: Copy {
     unsafe fn store_prefix(self, _dst: *mut u8, _n: usize) {
         unreachable!("store_prefix on a vector without masked moves")
     }
+}
 
-    // ---- Internet checksum (crate::net::csum): a register used as an accumulator of 64-bit
-    // lanes. The defaults spill to memory and add 64-bit words with end-around carry: correct on
-    // any register, slow; leaves override them with two adds per register.
-
+/// A [`Vector`] used as an accumulator of 64-bit lanes for the Internet checksum
+/// ([`crate::kernel::sum`]). The defaults spill to memory and add 64-bit words with end-around
+/// carry: correct on any register, slow; leaves override them with two adds per register.
+///
+/// # Safety
+///
+/// For implementors: the methods keep the congruence documented on [`Checksum::csum_add`].
+pub(crate) unsafe trait Checksum: Vector {
     /// An accumulator holding zero.
     ///
     /// # Safety
@@ -92,7 +98,7 @@ pub(crate) unsafe trait Vector: Copy {
         unsafe { Self::splat(0) }
     }
 
-    /// Adds the bytes of `v` to the accumulator `acc` so that [`Vector::csum_reduce`] stays
+    /// Adds the bytes of `v` to the accumulator `acc` so that [`Checksum::csum_reduce`] stays
     /// congruent, modulo 2^16 - 1, to the sum of the native-endian 16-bit words of every `v`
     /// added, and is zero only if they all were. Lanes must not wrap for at least
     /// [`CSUM_CHUNK`] bytes of additions.

@@ -8,19 +8,12 @@ mod neon;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) use self::cpu::detect;
-use crate::kernel::Kernels;
-use crate::FlushOp;
-
-cfg_if::cfg_if! {
-    if #[cfg(target_feature = "neon")] {
-        /// Every backend compiled for aarch64, best last. Advanced SIMD is mandatory in every
-        /// arm64 Linux/macOS/Windows ABI, so a CPU running this build supports both.
-        pub(crate) static BACKENDS: [&Kernels; 2] = [&super::generic::GENERIC, &neon::NEON];
-    } else {
-        /// Soft-float targets (`aarch64-unknown-none-softfloat`): no vector registers.
-        pub(crate) static BACKENDS: [&Kernels; 1] = [&super::generic::GENERIC];
-    }
-}
+/// A pair of `q` registers, the NEON backend's unit (see `neon`). Advanced SIMD is mandatory in
+/// every arm64 Linux/macOS/Windows ABI; soft-float targets have no vector registers and no NEON
+/// backend.
+#[cfg(target_feature = "neon")]
+pub(crate) use self::neon::Pair as Neon;
+use crate::cpu::FlushOp;
 
 /// The granularity at which streamed (`stnp`) and ordinary stores are kept apart: 128 bytes.
 ///

@@ -16,9 +16,7 @@ use core::arch::aarch64::{
     vreinterpretq_u64_u8, vreinterpretq_u8_u64, vst1q_u8,
 };
 
-use crate::kernel::kernels;
-use crate::vector::{add64, Vector};
-use crate::Backend;
+use crate::vector::{add64, Checksum, Vector};
 
 /// Two `q` registers: 32 consecutive bytes, the low address in `.0`.
 #[derive(Clone, Copy)]
@@ -69,6 +67,11 @@ unsafe impl Vector for uint8x16_t {
             }
         }
     }
+}
+
+// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
+// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+unsafe impl Checksum for uint8x16_t {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo
     // modulo 2^32 - 1, hence modulo 2^16 - 1) in one `uadalp` (pairwise add and accumulate).
     #[inline(always)]
@@ -138,6 +141,10 @@ unsafe impl Vector for Pair {
             }
         }
     }
+}
+
+// SAFETY: two independent `uint8x16_t` accumulators, each keeping its own congruence.
+unsafe impl Checksum for Pair {
     // Two independent accumulators, one per register: two `uadalp` per 32 bytes.
     #[inline(always)]
     unsafe fn csum_add(acc: Self, v: Self) -> Self {
@@ -160,5 +167,3 @@ unsafe impl Vector for Pair {
         }
     }
 }
-
-kernels!(pub(crate) static NEON = Backend::Neon, Pair);

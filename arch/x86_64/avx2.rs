@@ -2,9 +2,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::kernel::kernels;
-use crate::vector::{add64, Vector};
-use crate::Backend;
+use crate::vector::{add64, Checksum, Vector};
 
 // SAFETY: every method moves exactly 32 bytes; `Half = __m128i` is the 16-byte register. Only
 // instantiated inside `#[target_feature(enable = "avx2")]` entry points.
@@ -38,6 +36,11 @@ unsafe impl Vector for __m256i {
         // SAFETY: 32 writable, 32-aligned bytes; the kernel runs `sfence` before returning.
         unsafe { _mm256_stream_si256(dst.cast(), self) }
     }
+}
+
+// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
+// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+unsafe impl Checksum for __m256i {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
     // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
     #[inline(always)]
@@ -55,5 +58,3 @@ unsafe impl Vector for __m256i {
         lanes.into_iter().fold(0, add64)
     }
 }
-
-kernels!(pub(crate) static AVX2 = Backend::Avx2, __m256i, "avx2");

@@ -4,9 +4,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::kernel::kernels;
-use crate::vector::{add64, Vector};
-use crate::Backend;
+use crate::vector::{add64, Checksum, Vector};
 
 /// The mask selecting the first `n < 64` bytes.
 #[inline(always)]
@@ -58,6 +56,11 @@ unsafe impl Vector for __m512i {
         // SAFETY: `n` writable bytes; masked-off lanes are not written.
         unsafe { _mm512_mask_storeu_epi8(dst.cast(), prefix_mask(n), self) }
     }
+}
+
+// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
+// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+unsafe impl Checksum for __m512i {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
     // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
     #[inline(always)]
@@ -75,5 +78,3 @@ unsafe impl Vector for __m512i {
         lanes.into_iter().fold(0, add64)
     }
 }
-
-kernels!(pub(crate) static AVX512 = Backend::Avx512, __m512i, "avx512f,avx512bw");

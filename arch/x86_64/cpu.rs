@@ -23,7 +23,6 @@ pub(crate) fn detect() -> Cpu {
             flush: FlushOp::Fence,
             vendor: Text::new(b"miri"),
             brand: Text::EMPTY,
-            backends: 2,
         };
     }
     let id = CpuId::new();
@@ -59,13 +58,6 @@ pub(crate) fn detect() -> Cpu {
         .map(|b| b.cflush_cache_line_size() as usize * 8)
         .filter(|&l| l.is_power_of_two())
         .unwrap_or(64);
-    let backends = if avx2 && avx512f && avx512bw {
-        4
-    } else if avx2 {
-        3
-    } else {
-        2
-    };
     Cpu {
         arch: "x86_64",
         features,
@@ -83,7 +75,6 @@ pub(crate) fn detect() -> Cpu {
                 .map_or("", |b| b.as_str())
                 .as_bytes(),
         ),
-        backends,
     }
 }
 

@@ -6,17 +6,14 @@ mod cpu;
 mod sse2;
 
 pub(crate) use self::cpu::detect;
-use crate::kernel::Kernels;
-use crate::FlushOp;
+use crate::cpu::FlushOp;
 
-/// Every backend compiled for x86_64, best last. A CPU supports a prefix of this list (AVX-512
-/// CPUs all have AVX2, and an OS that saves ZMM state saves YMM state).
-pub(crate) static BACKENDS: [&Kernels; 4] = [
-    &super::generic::GENERIC,
-    &sse2::SSE2,
-    &avx2::AVX2,
-    &avx512::AVX512,
-];
+/// The SSE2 register (baseline on every x86_64 CPU).
+pub(crate) type Sse2 = core::arch::x86_64::__m128i;
+/// The AVX2 register.
+pub(crate) type Avx2 = core::arch::x86_64::__m256i;
+/// The AVX-512 register (F + BW: byte-masked moves).
+pub(crate) type Avx512 = core::arch::x86_64::__m512i;
 
 /// The cache line size of every x86_64 CPU (CPUID.1:EBX[15:8] * 8 reports it; `Cpu` shows it).
 pub(crate) const STREAM_LINE: usize = 64;

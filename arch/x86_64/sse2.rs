@@ -2,9 +2,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::kernel::kernels;
-use crate::vector::{add64, Vector};
-use crate::Backend;
+use crate::vector::{add64, Checksum, Vector};
 
 // SAFETY: every method moves exactly 16 bytes; `Half = u64` is the 8-byte word.
 unsafe impl Vector for __m128i {
@@ -47,6 +45,11 @@ unsafe impl Vector for __m128i {
             _mm_stream_si128(dst.cast(), self)
         }
     }
+}
+
+// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
+// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+unsafe impl Checksum for __m128i {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
     // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
     #[inline(always)]
@@ -64,5 +67,3 @@ unsafe impl Vector for __m128i {
         lanes.into_iter().fold(0, add64)
     }
 }
-
-kernels!(pub(crate) static SSE2 = Backend::Sse2, __m128i, "sse2");

@@ -3,10 +3,10 @@
 use super::seg::{Bvecs, Iovecs, Table, Ubuf};
 use super::{Cursor, Direction, Segs};
 use crate::arch;
-use crate::kernel::Kernels;
+use crate::backend::Kernels;
+use crate::cpu::FlushOp;
+use crate::kernel::gather::Gather;
 use crate::policy::{FlushCache, NonTemporal, Temporal};
-use crate::stream::Gather;
-use crate::FlushOp;
 
 impl<D: Direction> Cursor<'_, D> {
     /// Walks up to `len` bytes (at most `count`) from the cursor's position, calling
@@ -24,21 +24,11 @@ impl<D: Direction> Cursor<'_, D> {
     where
         F: FnMut(*mut u8, usize, usize) -> usize,
     {
-        self.iterate_pf::<false, F>(len, step)
-    }
-
-    /// [`iterate`](Self::iterate), with `PF`: prefetch each next segment's first line before
-    /// stepping through the current one (benchmark switch).
-    #[inline(always)]
-    pub(crate) fn iterate_pf<const PF: bool, F>(&mut self, len: usize, step: F) -> usize
-    where
-        F: FnMut(*mut u8, usize, usize) -> usize,
-    {
         let len = len.min(self.count);
         match self.segs {
-            Segs::Ubuf(p, n) => self.walk::<PF, _, _>(Ubuf(p, n), len, step),
-            Segs::Iovec(p) => self.walk::<PF, _, _>(Iovecs(p), len, step),
-            Segs::Bvec(p) => self.walk::<PF, _, _>(Bvecs(p), len, step),
+            Segs::Ubuf(p, n) => self.walk::<_, _>(Ubuf(p, n), len, step),
+            Segs::Iovec(p) => self.walk::<_, _>(Iovecs(p), len, step),
+            Segs::Bvec(p) => self.walk::<_, _>(Bvecs(p), len, step),
             Segs::Discard(_) => {
                 self.off += len;
                 self.pos += len;
@@ -49,7 +39,7 @@ impl<D: Direction> Cursor<'_, D> {
     }
 
     #[inline(always)]
-    fn walk<const PF: bool, T: Table, F>(&mut self, table: T, len: usize, mut step: F) -> usize
+    fn walk<T: Table, F>(&mut self, table: T, len: usize, mut step: F) -> usize
     where
         F: FnMut(*mut u8, usize, usize) -> usize,
     {
@@ -57,11 +47,6 @@ impl<D: Direction> Cursor<'_, D> {
         while done < len && idx < nr {
             // SAFETY: `idx < nr`.
             let (base, seg_len) = unsafe { table.seg(idx) };
-            if PF && idx + 1 < nr {
-                // SAFETY: `idx + 1 < nr`.
-                let (next, _) = unsafe { table.seg(idx + 1) };
-                prefetch(next);
-            }
             let n = (seg_len - off).min(len - done);
             // `off <= seg_len` (invariant), so the piece is inside the segment.
             let left = step(base.wrapping_add(off), n, done);
@@ -186,7 +171,7 @@ impl Kind for FlushCache {
 /// `dst..dst + len` writable, not overlapping any of `src`'s segments and not accessed by
 /// anything else meanwhile; `k`/`op` run on this CPU; the caller runs `K::fence(op)`.
 #[inline(always)]
-pub(crate) unsafe fn gather<K: Kind, D: Direction, const PF: bool>(
+pub(crate) unsafe fn gather<K: Kind, D: Direction>(
     k: &Kernels,
     op: FlushOp,
     dst: *mut u8,
@@ -198,7 +183,7 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction, const PF: bool>(
         // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
         // len` because the walk moves at most `len` bytes.
         unsafe {
-            src.iterate_pf::<PF, _>(len, |base, n, _| {
+            src.iterate(len, |base, n, _| {
                 (k.iter.gather_append)(&mut w, base, n);
                 0
             });
@@ -206,22 +191,10 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction, const PF: bool>(
         }
         w.written()
     } else {
-        src.iterate_pf::<PF, _>(len, |base, n, done| {
+        src.iterate(len, |base, n, done| {
             // SAFETY: as above.
             unsafe { K::copy(k, op, dst.add(done), base, n) };
             0
         })
     }
-}
-
-/// Asks for the line at `p` in L1 (a hint: never faults, whatever `p` is).
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: `prefetcht0` is SSE, baseline on x86_64, and does not fault on any address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
 }

@@ -45,7 +45,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use crate::Mode;
+use crate::mode::Mode;
 
 mod engine;
 #[cfg(any(feature = "std", feature = "bytes"))]
@@ -56,8 +56,8 @@ mod seg;
 mod tests;
 
 pub use ops::{
-    __copy_from_iter_prefetch, copy_from_iov, copy_from_iter, copy_from_iter_full, copy_iter,
-    copy_to_iov, copy_to_iter, copy_to_iter_full, zero_iter, Short,
+    copy_from_iov, copy_from_iter, copy_from_iter_full, copy_iter, copy_to_iov, copy_to_iter,
+    copy_to_iter_full, zero_iter, Short,
 };
 pub use seg::{BioVec, BioVecMut, IoVec, IoVecMut};
 
@@ -67,9 +67,6 @@ pub(crate) use engine::Kind;
 pub(crate) use ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 
 use seg::{Bvecs, Iovecs, Table};
-
-/// The page size [`Cursor::npages`] counts in.
-pub const PAGE_SIZE: usize = 4096;
 
 mod sealed {
     pub trait Sealed {}
@@ -346,16 +343,17 @@ impl<'a, D: Direction> Cursor<'a, D> {
         (self.seg_len(self.idx) - self.off).min(self.count)
     }
 
-    /// Number of [`PAGE_SIZE`] pages the next `count` bytes touch, at most `max` (Linux
-    /// `iov_iter_npages`). 0 for a discarding cursor.
+    /// Number of base pages ([`page_size`](crate::page::page_size), the OS's) the next `count`
+    /// bytes touch, at most `max` (Linux `iov_iter_npages`). 0 for a discarding cursor.
     pub fn npages(&self, max: usize) -> usize {
         if matches!(self.segs, Segs::Discard(_)) {
             return 0;
         }
+        let shift = crate::page::size::page_shift();
         let mut n = 0usize;
         self.pieces(|base, len| {
-            let start = base as usize / PAGE_SIZE;
-            let end = (base as usize + len).div_ceil(PAGE_SIZE);
+            let start = base as usize >> shift;
+            let end = (base as usize + len).div_ceil(1 << shift);
             n += end - start;
             n < max
         });

@@ -4,11 +4,13 @@ use core::fmt;
 
 use super::engine::{gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
-use crate::dispatch::{self, fill_nt_threshold, nt_threshold};
-use crate::kernel::Kernels;
+use crate::backend::Kernels;
+use crate::cpu::FlushOp;
+use crate::dispatch;
+use crate::mode::Mode;
 use crate::mode::Store;
 use crate::policy::{FlushCache, NonTemporal, Select, Temporal};
-use crate::{FlushOp, Mode};
+use crate::thresholds::{fill_nt_threshold, nt_threshold};
 
 /// Returned by the `_full` operations when the cursor holds fewer bytes than asked for. The
 /// cursor is where it was and nothing was copied.
@@ -57,7 +59,7 @@ macro_rules! by_kind {
 
 /// [`copy_from_iter`] on the kernels `k`.
 #[inline(always)]
-pub(crate) fn copy_from_iter_on<D: Direction, const PF: bool>(
+pub(crate) fn copy_from_iter_on<D: Direction>(
     k: &Kernels,
     dst: &mut [u8],
     src: &mut Cursor<'_, D>,
@@ -69,7 +71,7 @@ pub(crate) fn copy_from_iter_on<D: Direction, const PF: bool>(
         // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
         // segment; `k` comes from dispatch (runs here); the fence closes the call.
         unsafe {
-            let n = gather::<K, D, PF>(k, op, dst, len, src);
+            let n = gather::<K, D>(k, op, dst, len, src);
             K::fence(op);
             n
         }
@@ -115,7 +117,7 @@ pub(crate) fn copy_iter_on(
         let n = dst.iterate(len, |base, n, _| {
             // SAFETY: `base..base + n` is an exclusive destination piece; `src` has at least
             // `n` bytes left because the walk moves at most `len <= src.count` in total.
-            n - unsafe { gather::<K, _, false>(k, op, base, n, src) }
+            n - unsafe { gather::<K, _>(k, op, base, n, src) }
         });
         // SAFETY: `op` runs on this CPU.
         unsafe { K::fence(op) };
@@ -187,7 +189,7 @@ pub(crate) fn full<D: Direction>(
 #[inline]
 pub fn copy_from_iter<M: Select>(dst: &mut [u8], src: &mut Source<'_>, mode: M) -> usize {
     let mode = mode.select(src.mode);
-    copy_from_iter_on::<_, false>(dispatch::active(), dst, src, mode)
+    copy_from_iter_on(dispatch::active(), dst, src, mode)
 }
 
 /// Scatters `min(src.len(), dst.count())` bytes of `src` into `dst`'s segments and advances
@@ -314,17 +316,4 @@ pub fn copy_from_iov<M: Select>(dst: &mut [u8], iovecs: &[IoVec<'_>], mode: M) -
 #[track_caller]
 pub fn copy_to_iov<M: Select>(src: &[u8], iovecs: &mut [IoVecMut<'_>], mode: M) -> usize {
     copy_to_iter(src, &mut Dest::iovec(iovecs), mode)
-}
-
-/// [`copy_from_iter`] that prefetches each next segment's first line: kept only to measure
-/// whether prefetching pays (benches/iter.rs); not part of the API.
-#[doc(hidden)]
-#[inline]
-pub fn __copy_from_iter_prefetch<M: Select>(
-    dst: &mut [u8],
-    src: &mut Source<'_>,
-    mode: M,
-) -> usize {
-    let mode = mode.select(src.mode);
-    copy_from_iter_on::<_, true>(dispatch::active(), dst, src, mode)
 }

@@ -11,7 +11,7 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 
 use super::ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 use super::*;
-use crate::kernel::Kernels;
+use crate::backend::Kernels;
 use crate::{Backend, Mode};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
@@ -239,16 +239,11 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let dst = &mut guard[off..off + len];
                 let mode = Mode::ALL[mode as usize];
                 let (n, want) = if matches!(op, Op::Full { .. }) {
-                    let r = full(&mut c, len, |c| {
-                        copy_from_iter_on::<_, false>(k, dst, c, mode)
-                    });
+                    let r = full(&mut c, len, |c| copy_from_iter_on(k, dst, c, mode));
                     let want = if len <= m.count { len } else { 0 };
                     (if r.is_ok() { len } else { 0 }, want)
                 } else {
-                    (
-                        copy_from_iter_on::<_, false>(k, dst, &mut c, mode),
-                        len.min(m.count),
-                    )
+                    (copy_from_iter_on(k, dst, &mut c, mode), len.min(m.count))
                 };
                 assert_eq!(n, want);
                 assert_eq!(&guard[off..off + n], &flat[m.pos..m.pos + n], "{mode:?}");
@@ -461,7 +456,7 @@ fn nt_gather_streams_across_boundaries() {
                 for mode in [Mode::NonTemporal, Mode::FlushCache] {
                     let mut out = vec![0u8; dst_off + want.len() + 64];
                     let mut src = Source::iovec(&segs);
-                    let n = copy_from_iter_on::<_, false>(
+                    let n = copy_from_iter_on(
                         k,
                         &mut out[dst_off..dst_off + want.len()],
                         &mut src,
@@ -554,7 +549,7 @@ fn kunit_copy_from_kvec() {
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count().min(BUFSIZE);
             assert_eq!(
-                copy_from_iter_on::<_, false>(k, &mut scratch[..size], &mut iter, mode),
+                copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
                 size
             );
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
@@ -617,7 +612,7 @@ fn kunit_copy_from_bvec() {
             let mut scratch = vec![0u8; BUFSIZE];
             let size = iter.count();
             assert_eq!(
-                copy_from_iter_on::<_, false>(k, &mut scratch[..size], &mut iter, mode),
+                copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
                 size
             );
             assert_eq!((iter.count(), iter.nr_segs()), (0, 0));

@@ -7,12 +7,14 @@
 //! sums this crate returns are always folded to at most `0xffff` (zero only for all-zero data), so
 //! every backend returns the same value; any `u32` is accepted as input.
 
-use crate::dispatch::{self, Backend, Unsupported};
-use crate::kernel::Kernels;
+use crate::backend::{Backend, Kernels};
+use crate::dispatch::{self, Unsupported};
+use crate::len_mismatch;
+use crate::mode::Mode;
 use crate::mode::Store;
-use crate::{len_mismatch, nt_threshold, Mode};
+use crate::thresholds::nt_threshold;
 
-use super::sum::{block_add, fold16};
+use crate::kernel::sum::{block_add, fold16};
 
 /// One's-complement addition of two partial sums (end-around carry).
 ///

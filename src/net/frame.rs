@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::Mode;
+use crate::mode::Mode;
 
 /// Room a reallocation leaves at both ends beyond what the operation needs (at least the room
 /// there was), so a frame that moved once does not move again for the next header or padding.

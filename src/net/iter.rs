@@ -4,8 +4,9 @@
 
 use crate::dispatch;
 use crate::iter::{Dest, Source};
+use crate::mode::Mode;
 use crate::policy::Select;
-use crate::{nt_threshold, Mode};
+use crate::thresholds::nt_threshold;
 
 use super::csum::{csum_block_add, csum_copy_on};
 

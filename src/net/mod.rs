@@ -24,7 +24,6 @@ mod csum;
 #[cfg(feature = "alloc")]
 mod frame;
 mod iter;
-pub(crate) mod sum;
 
 pub use csum::{
     csum_add, csum_and_copy, csum_and_copy_raw, csum_and_copy_with, csum_block_add, csum_fold,

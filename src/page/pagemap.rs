@@ -51,7 +51,7 @@ impl KPageFlags {
 
 /// The physical frame behind a virtual page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Frame {
+pub struct PhysFrame {
     /// The page frame number.
     pub pfn: u64,
     /// Its `/proc/kpageflags` word.
@@ -103,9 +103,9 @@ impl Pagemap {
     /// [`LookupError::NotPresent`] when the page is not in memory,
     /// [`LookupError::NoFrameNumbers`] without `CAP_SYS_ADMIN`, [`LookupError::Os`] when a read
     /// fails.
-    pub fn frame(&self, page: Page) -> Result<Frame, LookupError> {
+    pub fn frame(&self, page: Page) -> Result<PhysFrame, LookupError> {
         let pfn = self.pfn(page)?;
-        Ok(Frame {
+        Ok(PhysFrame {
             pfn,
             flags: self.flags(pfn)?,
         })
@@ -175,7 +175,7 @@ impl CompoundLookup for Pagemap {
     fn compound(&self, page: Page) -> Result<Compound, LookupError> {
         let addr = page.addr();
         let inconsistent = LookupError::Inconsistent { addr };
-        let Frame { pfn, flags } = self.frame(page)?;
+        let PhysFrame { pfn, flags } = self.frame(page)?;
         if !flags.is_head() && !flags.is_tail() {
             return Ok(Compound::single(page));
         }

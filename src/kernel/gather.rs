@@ -1,5 +1,5 @@
 //! Unfenced streaming pieces for the scatter-gather cursors, generic over [`Vector`] like the
-//! rest of [`crate::kernel`] and stamped into every backend's table by [`iter_kernels!`].
+//! rest of [`crate::kernel`] and stamped into every backend's table by `crate::backend`.
 //!
 //! A cursor copy stores many pieces and fences once per call, not once per piece: an `sfence`
 //! after each 1500-byte segment would serialise the write-combining buffers every segment.
@@ -12,28 +12,10 @@
 //! kinds costs ~370 ns on Zen3; a per-segment streaming copy of 1500-byte segments pays that on
 //! almost every segment boundary).
 
+use super::{stream_span, temporal, ByteSource, Mem};
 use crate::arch::{self, STREAM_LINE};
-use crate::kernel::{stream, temporal, Mem};
+use crate::cpu::FlushOp;
 use crate::vector::Vector;
-use crate::FlushOp;
-
-/// Entry points of one backend for the cursors. None of them fences.
-pub(crate) struct IterKernels {
-    /// Streams the whole lines of a piece, ordinary stores for its partial end lines (all of it
-    /// below two lines).
-    pub(crate) copy_stream: unsafe fn(*mut u8, *const u8, usize),
-    /// As `copy_stream`, with a repeated byte.
-    pub(crate) fill_stream: unsafe fn(*mut u8, u8, usize),
-    /// As `copy_stream`, then writes back the lines written with ordinary stores.
-    pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
-    /// As `copy_flush`, with a repeated byte.
-    pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
-    /// Appends bytes to a [`Gather`].
-    pub(crate) gather_append: unsafe fn(&mut Gather, *const u8, usize),
-    /// Writes a [`Gather`]'s pending partial line (and with an op, writes back every line
-    /// written with ordinary stores).
-    pub(crate) gather_finish: unsafe fn(&mut Gather, Option<FlushOp>),
-}
 
 /// A streaming writer into one contiguous destination, fed piece by piece.
 ///
@@ -179,67 +161,13 @@ pub(crate) unsafe fn gather_finish<V: Vector>(w: &mut Gather, flush: Option<Flus
 /// # Safety
 /// As [`crate::kernel::temporal`]; the caller fences.
 #[inline(always)]
-pub(crate) unsafe fn stream_piece<V: Vector, S: crate::kernel::Source>(
-    dst: *mut u8,
-    src: S,
-    len: usize,
-) {
+pub(crate) unsafe fn stream_piece<V: Vector, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: forwarded contract; `stream` needs two lines.
     unsafe {
         if len < 2 * STREAM_LINE {
             temporal::<V, S>(dst, src, len);
         } else {
-            stream::<V, S>(dst, src, len);
+            stream_span::<V, S>(dst, src, len);
         }
     }
 }
-
-/// Instantiates [`IterKernels`] for one register type (used inside `kernels!`).
-macro_rules! iter_kernels {
-    ($v:ty $(, $feature:literal)?) => {{
-        use $crate::kernel::{flush_unfenced, Mem, Splat};
-        use $crate::stream::{gather_append, gather_finish, stream_piece, Gather, IterKernels};
-        use $crate::FlushOp;
-        // SAFETY (all six): handed out only with the backend's table, i.e. when the CPU has the
-        // features; the cursor engine upholds the range contracts.
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn copy_s(d: *mut u8, s: *const u8, n: usize) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { stream_piece::<$v, Mem>(d, Mem(s), n) }
-        }
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn fill_s(d: *mut u8, b: u8, n: usize) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { stream_piece::<$v, Splat>(d, Splat(b), n) }
-        }
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { flush_unfenced::<$v, Mem>(d, Mem(s), n, op) }
-        }
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn fill_f(d: *mut u8, b: u8, n: usize, op: FlushOp) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { flush_unfenced::<$v, Splat>(d, Splat(b), n, op) }
-        }
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn g_append(w: &mut Gather, s: *const u8, n: usize) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { gather_append::<$v>(w, s, n) }
-        }
-        $(#[target_feature(enable = $feature)])?
-        unsafe fn g_finish(w: &mut Gather, op: Option<FlushOp>) {
-            // SAFETY: see the comment above the entry points.
-            unsafe { gather_finish::<$v>(w, op) }
-        }
-        IterKernels {
-            copy_stream: copy_s,
-            fill_stream: fill_s,
-            copy_flush: copy_f,
-            fill_flush: fill_f,
-            gather_append: g_append,
-            gather_finish: g_finish,
-        }
-    }};
-}
-pub(crate) use iter_kernels;

@@ -1,6 +1,8 @@
 //! The one copy/fill algorithm, generic over the register ([`Vector`]), the byte source
-//! ([`Source`]: memory for copies, a splatted byte for fills) and the store kind (one function per
-//! cache mode).
+//! ([`ByteSource`]: memory for copies, a splatted byte for fills) and the store kind (one
+//! function per cache mode). Beside it, the two other algorithms written once for every
+//! register: the unfenced pieces of the scatter-gather cursors ([`gather`]) and the checksum
+//! loop ([`sum`]). `crate::backend` instantiates all three per register type.
 //!
 //! Shape, for a register of `W` bytes:
 //! - `len < 16`: two overlapping scalar moves (8, 4, 2 or 1 bytes), no byte loop;
@@ -16,12 +18,15 @@
 //! `dst..dst + len` and `src..src + len`: the overlap tricks re-read and re-write bytes of the
 //! buffers themselves, never bytes beyond them.
 
+pub(crate) mod gather;
+pub(crate) mod sum;
+
 use crate::arch::{self, STREAM_LINE};
+use crate::cpu::FlushOp;
 use crate::vector::{Scalar, Vector};
-use crate::{Backend, FlushOp};
 
 /// Where the bytes come from: memory (copy) or one repeated byte (fill).
-pub(crate) trait Source: Copy {
+pub(crate) trait ByteSource: Copy {
     /// # Safety
     /// `off..off + V::BYTES` must be inside the source.
     unsafe fn vector<V: Vector>(self, off: usize) -> V;
@@ -46,7 +51,7 @@ pub(crate) struct Mem(pub(crate) *const u8);
 #[derive(Clone, Copy)]
 pub(crate) struct Splat(pub(crate) u8);
 
-impl Source for Mem {
+impl ByteSource for Mem {
     #[inline(always)]
     unsafe fn vector<V: Vector>(self, off: usize) -> V {
         // SAFETY: forwarded contract.
@@ -69,7 +74,7 @@ impl Source for Mem {
     }
 }
 
-impl Source for Splat {
+impl ByteSource for Splat {
     #[inline(always)]
     unsafe fn vector<V: Vector>(self, _off: usize) -> V {
         // SAFETY: called only inside the backend's own entry point.
@@ -102,7 +107,7 @@ unsafe fn put<T: Scalar>(dst: *mut u8, off: usize, v: T) {
 
 /// `T::BYTES <= len <= 2 * T::BYTES`: the first and last `T` of the range.
 #[inline(always)]
-unsafe fn scalar_pair<T: Scalar, S: Source>(dst: *mut u8, src: S, len: usize) {
+unsafe fn scalar_pair<T: Scalar, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: both moves lie in `0..len` because `T::BYTES <= len`.
     unsafe {
         let (a, b) = (src.scalar::<T>(0), src.scalar::<T>(len - T::BYTES));
@@ -113,7 +118,7 @@ unsafe fn scalar_pair<T: Scalar, S: Source>(dst: *mut u8, src: S, len: usize) {
 
 /// `V::BYTES <= len <= 2 * V::BYTES`: the first and last register of the range.
 #[inline(always)]
-unsafe fn vector_pair<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+unsafe fn vector_pair<V: Vector, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: both moves lie in `0..len` because `V::BYTES <= len`.
     unsafe {
         let (a, b) = (src.vector::<V>(0), src.vector::<V>(len - V::BYTES));
@@ -127,7 +132,7 @@ unsafe fn vector_pair<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
 /// # Safety
 /// `dst..dst + len` writable, the source readable for `len` bytes.
 #[inline(always)]
-unsafe fn scalars<S: Source>(dst: *mut u8, src: S, len: usize) {
+unsafe fn scalars<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: (whole body) each pair is used only when `len` is at least its width.
     unsafe {
         if len >= 8 {
@@ -147,7 +152,7 @@ unsafe fn scalars<S: Source>(dst: *mut u8, src: S, len: usize) {
 /// # Safety
 /// `dst..dst + len` writable, the source readable for `len` bytes, backend supported.
 #[inline(always)]
-unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+unsafe fn small<V: Vector, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: (whole body) every branch only moves bytes in `0..len`.
     unsafe {
         if len >= V::BYTES {
@@ -170,7 +175,7 @@ unsafe fn small<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
 /// `dst..dst + len` writable and not overlapping the source; the source readable for `len` bytes;
 /// the backend's features present.
 #[inline(always)]
-pub(crate) unsafe fn temporal<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     let w = V::BYTES;
     // SAFETY: (whole body) each move is inside `0..len`, as argued per branch.
     unsafe {
@@ -246,7 +251,7 @@ const _: () = assert!(STREAM_MIN >= 2 * STREAM_LINE);
 /// # Safety
 /// As [`temporal`], and `len >= 2 * STREAM_LINE`. The caller fences before returning.
 #[inline(always)]
-pub(crate) unsafe fn stream<V: Vector, S: Source>(
+pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
     dst: *mut u8,
     src: S,
     len: usize,
@@ -276,13 +281,13 @@ pub(crate) unsafe fn stream<V: Vector, S: Source>(
 /// # Safety
 /// As [`temporal`].
 #[inline(always)]
-pub(crate) unsafe fn nontemporal<V: Vector, S: Source>(dst: *mut u8, src: S, len: usize) {
+pub(crate) unsafe fn nontemporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
         if len < STREAM_MIN {
             temporal::<V, S>(dst, src, len);
         } else {
-            stream::<V, S>(dst, src, len);
+            stream_span::<V, S>(dst, src, len);
             arch::stream_fence();
         }
     }
@@ -295,7 +300,7 @@ pub(crate) unsafe fn nontemporal<V: Vector, S: Source>(dst: *mut u8, src: S, len
 /// # Safety
 /// As [`temporal`], and `op` supported by this CPU.
 #[inline(always)]
-pub(crate) unsafe fn flush_cache<V: Vector, S: Source>(
+pub(crate) unsafe fn flush_cache<V: Vector, S: ByteSource>(
     dst: *mut u8,
     src: S,
     len: usize,
@@ -313,7 +318,7 @@ pub(crate) unsafe fn flush_cache<V: Vector, S: Source>(
 /// # Safety
 /// As [`flush_cache`]; the caller runs `arch::flush_fence(op)` before returning to safe code.
 #[inline(always)]
-pub(crate) unsafe fn flush_unfenced<V: Vector, S: Source>(
+pub(crate) unsafe fn flush_unfenced<V: Vector, S: ByteSource>(
     dst: *mut u8,
     src: S,
     len: usize,
@@ -325,7 +330,7 @@ pub(crate) unsafe fn flush_unfenced<V: Vector, S: Source>(
             temporal::<V, S>(dst, src, len);
             arch::flush_range(op, dst, len);
         } else {
-            let (head, body_end) = stream::<V, S>(dst, src, len);
+            let (head, body_end) = stream_span::<V, S>(dst, src, len);
             if V::STREAM_BYPASSES_CACHE {
                 arch::flush_range(op, dst, head);
                 arch::flush_range(op, dst.add(body_end), len - body_end);
@@ -365,7 +370,7 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
 
 /// A `Temporal` fill: [`temporal`] with a splatted byte, except where the ISA has a faster way to
 /// write many whole lines with ordinary stores:
-/// - x86_64, from [`crate::fill_rep_threshold`] bytes (16 MiB with ERMS here, never without):
+/// - x86_64, from [`crate::fill_rep_threshold`] bytes (never without ERMS):
 ///   `rep stosb`, after one ordinary 64-byte store that lets it start on a line boundary. Large
 ///   string stores skip the read-for-ownership of lines they overwrite whole.
 /// - aarch64, zeroing at least `max(256, 2 * block)` bytes where `DCZID_EL0` permits `dc zva`:
@@ -381,7 +386,7 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
         #[cfg(target_arch = "x86_64")]
         if len > 4 * V::BYTES
             && len >= 64
-            && len >= crate::dispatch::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
+            && len >= crate::tune::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
         {
             // `head < 64 <= len`: the 64-byte store covers it, then the string store runs from
             // the aligned address to the end.
@@ -409,100 +414,3 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
         temporal::<V, Splat>(dst, Splat(byte), len)
     }
 }
-
-/// One backend's entry points, one per store kind, for copy and fill.
-pub(crate) struct Kernels {
-    pub(crate) backend: Backend,
-    pub(crate) copy_temporal: unsafe fn(*mut u8, *const u8, usize),
-    pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
-    pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
-    pub(crate) fill_temporal: unsafe fn(*mut u8, u8, usize),
-    pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
-    pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
-    /// RFC 1071 sum (crate::net), folded to 16 bits: sum only, then fused with each copy kind.
-    pub(crate) csum: unsafe fn(*const u8, usize) -> u32,
-    pub(crate) csum_copy_temporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
-    pub(crate) csum_copy_nontemporal: unsafe fn(*mut u8, *const u8, usize) -> u32,
-    pub(crate) csum_copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp) -> u32,
-    /// Unfenced pieces for the scatter-gather cursors (`crate::iter`).
-    pub(crate) iter: crate::stream::IterKernels,
-}
-
-/// Instantiates the algorithm for one register type inside `#[target_feature]` entry points and
-/// names the table: `kernels!(pub(crate) static AVX2 = Backend::Avx2, __m256i, "avx2");`.
-macro_rules! kernels {
-    ($vis:vis static $name:ident = $backend:expr, $v:ty $(, $feature:literal)?) => {
-        $vis static $name: $crate::kernel::Kernels = {
-            use $crate::kernel::{flush_cache, nontemporal, temporal, Kernels, Mem, Splat};
-            use $crate::FlushOp;
-            // SAFETY (all six): the dispatcher hands these out only when the CPU has the
-            // features; the caller upholds the range contract of `copy_raw`/`fill_raw`.
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn copy_t(d: *mut u8, s: *const u8, n: usize) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { temporal::<$v, Mem>(d, Mem(s), n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn copy_nt(d: *mut u8, s: *const u8, n: usize) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { nontemporal::<$v, Mem>(d, Mem(s), n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { flush_cache::<$v, Mem>(d, Mem(s), n, op) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn fill_t(d: *mut u8, b: u8, n: usize) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { $crate::kernel::fill_temporal::<$v>(d, b, n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn fill_nt(d: *mut u8, b: u8, n: usize) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { nontemporal::<$v, Splat>(d, Splat(b), n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn fill_fc(d: *mut u8, b: u8, n: usize, op: FlushOp) {
-                // SAFETY: see the comment above the entry points.
-                unsafe { flush_cache::<$v, Splat>(d, Splat(b), n, op) }
-            }
-            // SAFETY (all four): as above, for `crate::net`'s checksum entry points.
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn csum(s: *const u8, n: usize) -> u32 {
-                // SAFETY: see the comment above the entry points.
-                unsafe { $crate::net::sum::sum::<$v>(s, n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn csum_copy_t(d: *mut u8, s: *const u8, n: usize) -> u32 {
-                // SAFETY: see the comment above the entry points.
-                unsafe { $crate::net::sum::temporal::<$v>(d, s, n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn csum_copy_nt(d: *mut u8, s: *const u8, n: usize) -> u32 {
-                // SAFETY: see the comment above the entry points.
-                unsafe { $crate::net::sum::nontemporal::<$v>(d, s, n) }
-            }
-            $(#[target_feature(enable = $feature)])?
-            unsafe fn csum_copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 {
-                // SAFETY: see the comment above the entry points.
-                unsafe { $crate::net::sum::flush_cache::<$v>(d, s, n, op) }
-            }
-            Kernels {
-                backend: $backend,
-                copy_temporal: copy_t,
-                copy_nontemporal: copy_nt,
-                copy_flush: copy_fc,
-                fill_temporal: fill_t,
-                fill_nontemporal: fill_nt,
-                fill_flush: fill_fc,
-                csum,
-                csum_copy_temporal: csum_copy_t,
-                csum_copy_nontemporal: csum_copy_nt,
-                csum_copy_flush: csum_copy_fc,
-                iter: $crate::stream::iter_kernels!($v $(, $feature)?),
-            }
-        };
-    };
-}
-pub(crate) use kernels;

@@ -1,7 +1,7 @@
 //! The one checksum loop: RFC 1071 sum of `src`, optionally copying every byte to a destination
 //! as it goes (each source byte is loaded once, summed and stored from the same register).
 //!
-//! Generic over the register ([`Vector`], whose `csum_*` methods each leaf implements) and the
+//! Generic over the register ([`Checksum`], which each leaf implements) and the
 //! [`Sink`] (no destination, ordinary stores, streaming stores). Shape of one span:
 //! - the bytes before the first `V::BYTES`-aligned destination address (source address for a
 //!   plain sum) and the bytes after the last whole register: 64-bit words, then 4/2/1 bytes
@@ -16,10 +16,10 @@
 //! Streaming copies use the copy kernel's discipline: the partial lines at both ends with ordinary
 //! stores, whole lines streamed, never one line both ways, a fence before returning.
 
+use super::STREAM_MIN;
 use crate::arch::{self, STREAM_LINE};
-use crate::kernel::STREAM_MIN;
-use crate::vector::{add64, Vector, CSUM_CHUNK};
-use crate::FlushOp;
+use crate::cpu::FlushOp;
+use crate::vector::{add64, Checksum, Vector, CSUM_CHUNK};
 
 /// Where the summed bytes go.
 pub(crate) trait Sink: Copy {
@@ -45,7 +45,7 @@ pub(crate) struct Discard;
 
 /// Ordinary stores to this destination.
 #[derive(Clone, Copy)]
-pub(crate) struct Store(pub(crate) *mut u8);
+pub(crate) struct Plain(pub(crate) *mut u8);
 
 /// Streaming stores of whole lines to this line-aligned destination.
 #[derive(Clone, Copy)]
@@ -67,7 +67,7 @@ impl Sink for Discard {
     }
 }
 
-impl Sink for Store {
+impl Sink for Plain {
     fn addr(self) -> Option<usize> {
         Some(self.0 as usize)
     }
@@ -89,7 +89,7 @@ impl Sink for Store {
     #[inline(always)]
     unsafe fn skip(self, off: usize) -> Self {
         // SAFETY: forwarded contract.
-        Store(unsafe { self.0.add(off) })
+        Plain(unsafe { self.0.add(off) })
     }
 }
 
@@ -106,13 +106,13 @@ impl Sink for Stream {
     // registers; these exist for the trait and are never reached.
     #[inline(always)]
     unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize) {
-        // SAFETY: as `Store::prefix`.
-        unsafe { Store(self.0).prefix(off, v, n) }
+        // SAFETY: as `Plain::prefix`.
+        unsafe { Plain(self.0).prefix(off, v, n) }
     }
     #[inline(always)]
     unsafe fn scalar<T: Copy>(self, off: usize, v: T) {
-        // SAFETY: as `Store::scalar`.
-        unsafe { Store(self.0).scalar(off, v) }
+        // SAFETY: as `Plain::scalar`.
+        unsafe { Plain(self.0).scalar(off, v) }
     }
     #[inline(always)]
     unsafe fn skip(self, off: usize) -> Self {
@@ -150,7 +150,7 @@ pub(crate) fn fold16(s: u64) -> u32 {
 /// # Safety
 /// `src..src + len` readable; the sink valid for `len` bytes.
 #[inline(always)]
-unsafe fn edge<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+unsafe fn edge<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
     // SAFETY: (whole body) every access is at `off..off + size` with `off + size <= len`.
     unsafe {
         if V::MASKED && len != 0 && len < V::BYTES {
@@ -194,7 +194,7 @@ unsafe fn edge<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
 /// `src..src + len` readable, the sink valid for `len` bytes and not overlapping the source, the
 /// backend's features present.
 #[inline(always)]
-unsafe fn span<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
     let w = V::BYTES;
     if len < w {
         // SAFETY: forwarded contract.
@@ -249,7 +249,7 @@ unsafe fn span<V: Vector, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
 /// # Safety
 /// `src..src + len` readable; the backend's features present.
 #[inline(always)]
-pub(crate) unsafe fn sum<V: Vector>(src: *const u8, len: usize) -> u32 {
+pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
     fold16(unsafe { span::<V, Discard>(src, Discard, len) })
 }
@@ -260,9 +260,9 @@ pub(crate) unsafe fn sum<V: Vector>(src: *const u8, len: usize) -> u32 {
 /// `dst..dst + len` writable and not overlapping `src..src + len`, which is readable; the
 /// backend's features present.
 #[inline(always)]
-pub(crate) unsafe fn temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
+pub(crate) unsafe fn temporal<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { span::<V, Store>(src, Store(dst), len) })
+    fold16(unsafe { span::<V, Plain>(src, Plain(dst), len) })
 }
 
 /// Streams the whole destination lines while summing; the partial lines at both ends get
@@ -271,16 +271,20 @@ pub(crate) unsafe fn temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usiz
 /// # Safety
 /// As [`temporal`], `len >= 2 * STREAM_LINE`; the caller fences.
 #[inline(always)]
-unsafe fn stream<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> (u64, usize, usize) {
+unsafe fn stream_span<V: Checksum>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+) -> (u64, usize, usize) {
     let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
     let body_end = head + ((len - head) & !(STREAM_LINE - 1));
     // SAFETY: `head < STREAM_LINE <= len`, `body_end <= len`; `dst + head` is line-aligned and
     // `body_end - head` whole lines, so the streamed span has no partial register.
     unsafe {
-        let s = span::<V, Store>(src, Store(dst), head);
+        let s = span::<V, Plain>(src, Plain(dst), head);
         let body = span::<V, Stream>(src.add(head), Stream(dst.add(head)), body_end - head);
         let s = block_add(s, body, head);
-        let tail = span::<V, Store>(src.add(body_end), Store(dst.add(body_end)), len - body_end);
+        let tail = span::<V, Plain>(src.add(body_end), Plain(dst.add(body_end)), len - body_end);
         (block_add(s, tail, body_end), head, body_end)
     }
 }
@@ -290,14 +294,14 @@ unsafe fn stream<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> (u64, u
 /// # Safety
 /// As [`temporal`].
 #[inline(always)]
-pub(crate) unsafe fn nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
+pub(crate) unsafe fn nontemporal<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
     if len < STREAM_MIN {
         // SAFETY: forwarded contract.
         return unsafe { temporal::<V>(dst, src, len) };
     }
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
-        let (s, _, _) = stream::<V>(dst, src, len);
+        let (s, _, _) = stream_span::<V>(dst, src, len);
         arch::stream_fence();
         fold16(s)
     }
@@ -309,7 +313,7 @@ pub(crate) unsafe fn nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: u
 /// # Safety
 /// As [`temporal`], and `op` supported by this CPU.
 #[inline(always)]
-pub(crate) unsafe fn flush_cache<V: Vector>(
+pub(crate) unsafe fn flush_cache<V: Checksum>(
     dst: *mut u8,
     src: *const u8,
     len: usize,
@@ -318,11 +322,11 @@ pub(crate) unsafe fn flush_cache<V: Vector>(
     // SAFETY: forwarded contract; flushing only names lines holding destination bytes.
     unsafe {
         let s = if len < STREAM_MIN {
-            let s = span::<V, Store>(src, Store(dst), len);
+            let s = span::<V, Plain>(src, Plain(dst), len);
             arch::flush_range(op, dst, len);
             s
         } else {
-            let (s, head, body_end) = stream::<V>(dst, src, len);
+            let (s, head, body_end) = stream_span::<V>(dst, src, len);
             if V::STREAM_BYPASSES_CACHE {
                 arch::flush_range(op, dst, head);
                 arch::flush_range(op, dst.add(body_end), len - body_end);

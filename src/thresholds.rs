@@ -1,0 +1,70 @@
+//! The public face of the tunables in `crate::tune`: getters and setters of the thresholds.
+//! Each first makes sure detection has run, so a value read is never the unset placeholder and
+//! a value set is never overwritten by detection's defaults.
+
+use core::sync::atomic::Ordering;
+
+use crate::{dispatch, tune};
+
+/// The size from which [`Mode::Auto`](crate::Mode::Auto) copies stream.
+///
+/// Set from the detected caches (see [`default_nt_threshold`](crate::default_nt_threshold)), from
+/// `CACHECOPY_NT_THRESHOLD=bytes` (with `std`), or by [`set_nt_threshold`].
+///
+/// ```
+/// assert!(cachecopy::nt_threshold() >= 1 << 20);
+/// ```
+pub fn nt_threshold() -> usize {
+    dispatch::active();
+    tune::COPY_NT.load(Ordering::Relaxed)
+}
+
+/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) copies stream, for the whole
+/// process. `0` streams every `Auto` copy; `usize::MAX` never does.
+pub fn set_nt_threshold(bytes: usize) {
+    dispatch::active();
+    tune::COPY_NT.store(bytes, Ordering::Relaxed);
+}
+
+/// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream: the copy rule (see
+/// [`nt_threshold`]), which measured right for fills too; `CACHECOPY_FILL_NT_THRESHOLD=bytes`
+/// (else `CACHECOPY_NT_THRESHOLD`) or [`set_fill_nt_threshold`] overrides it.
+pub fn fill_nt_threshold() -> usize {
+    dispatch::active();
+    tune::FILL_NT.load(Ordering::Relaxed)
+}
+
+/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) fills stream.
+pub fn set_fill_nt_threshold(bytes: usize) {
+    dispatch::active();
+    tune::FILL_NT.store(bytes, Ordering::Relaxed);
+}
+
+/// The size from which [`Mode::Temporal`](crate::Mode::Temporal) fills (and `Auto` fills below
+/// [`fill_nt_threshold`]) use the CPU's string store, x86 `rep stosb`, instead of vector stores.
+///
+/// Set on x86_64 CPUs with ERMS to twice the copy threshold, where
+/// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
+/// `CACHECOPY_FILL_REP_THRESHOLD=bytes` (with `std`) or [`set_fill_rep_threshold`].
+/// `usize::MAX` (never) without ERMS and on other architectures. Fills of at most four
+/// registers never use it, whatever the threshold.
+///
+/// ```
+/// let t = cachecopy::fill_rep_threshold();
+/// if !cachecopy::cpu().features.erms {
+///     assert_eq!(t, usize::MAX);
+/// }
+/// ```
+pub fn fill_rep_threshold() -> usize {
+    dispatch::active();
+    tune::FILL_REP.load(Ordering::Relaxed)
+}
+
+/// Sets [`fill_rep_threshold`] for the whole process (glibc's equivalent tunable is
+/// `glibc.cpu.x86_rep_stosb_threshold`, 2 KiB by default). Ignored where the string store is
+/// not used (other architectures); on an x86_64 CPU without ERMS `rep stosb` still works, only
+/// slower, so a value below `usize::MAX` is honoured there too.
+pub fn set_fill_rep_threshold(bytes: usize) {
+    dispatch::active();
+    tune::FILL_REP.store(bytes, Ordering::Relaxed);
+}
