@@ -25,3 +25,22 @@ cfg_if::cfg_if! {
         pub(crate) use self::other::*;
     }
 }
+
+#[cfg(all(test, feature = "std"))]
+std::thread_local! {
+    /// Store fences this thread has run (unit-test builds only): lets the batch tests prove
+    /// one fence per batch, counted where the instruction is issued.
+    static FENCES: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Counts one fence (unit-test builds only).
+#[cfg(all(test, feature = "std"))]
+pub(crate) fn count_fence() {
+    FENCES.with(|f| f.set(f.get() + 1));
+}
+
+/// Fences this thread has run so far (unit-test builds only).
+#[cfg(all(test, feature = "std"))]
+pub(crate) fn fences() -> usize {
+    FENCES.with(|f| f.get())
+}

@@ -11,6 +11,8 @@ pub(crate) const STREAM_LINE: usize = 64;
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn stream_fence() {
+    #[cfg(all(test, feature = "std"))]
+    super::count_fence();
     fence(Ordering::SeqCst);
 }
 
@@ -25,6 +27,8 @@ pub(crate) unsafe fn flush_range(_op: FlushOp, _p: *const u8, _len: usize) {}
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn flush_fence(_op: FlushOp) {
+    #[cfg(all(test, feature = "std"))]
+    super::count_fence();
     fence(Ordering::SeqCst);
 }
 

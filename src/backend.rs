@@ -109,6 +109,10 @@ pub(crate) struct IterKernels {
     /// Writes a [`Gather`]'s pending partial line (and with an op, writes back every line
     /// written with ordinary stores).
     pub(crate) gather_finish: unsafe fn(&mut Gather, Option<FlushOp>),
+    /// As `copy_stream`, returning the piece's checksum (folded to 16 bits).
+    pub(crate) csum_copy_stream: unsafe fn(*mut u8, *const u8, usize) -> u32,
+    /// As `copy_flush`, returning the piece's checksum (folded to 16 bits).
+    pub(crate) csum_copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp) -> u32,
 }
 
 /// One entry point: `$call` inside a function compiled with the backend's target features.
@@ -167,6 +171,11 @@ macro_rules! kernels {
                 gather_append::<$v>(w, s, n));
             entry!([$($feature)?] fn g_finish(w: &mut Gather, op: Option<FlushOp>) =
                 gather_finish::<$v>(w, op));
+            entry!([$($feature)?] fn csum_copy_s(d: *mut u8, s: *const u8, n: usize) -> u32 =
+                sum::stream_unfenced::<$v>(d, s, n));
+            entry!([$($feature)?]
+                fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
+                sum::flush_unfenced::<$v>(d, s, n, op));
             Kernels {
                 backend: $backend,
                 copy_temporal: copy_t,
@@ -186,6 +195,8 @@ macro_rules! kernels {
                     fill_flush: fill_f,
                     gather_append: g_append,
                     gather_finish: g_finish,
+                    csum_copy_stream: csum_copy_s,
+                    csum_copy_flush: csum_copy_f,
                 },
             }
         };

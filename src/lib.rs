@@ -45,6 +45,7 @@ extern crate std;
 #[path = "../arch/mod.rs"]
 mod arch;
 mod backend;
+mod batch;
 mod cpu;
 mod dispatch;
 pub mod iter;
@@ -58,6 +59,7 @@ mod tune;
 mod vector;
 
 pub use backend::Backend;
+pub use batch::{batch, Batch};
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use mode::{Mode, UnknownMode};
@@ -109,6 +111,40 @@ unsafe fn fill_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store)
             Store::Temporal => (k.fill_temporal)(dst, byte, len),
             Store::NonTemporal => (k.fill_nontemporal)(dst, byte, len),
             Store::Flush(op) => (k.fill_flush)(dst, byte, len, op),
+        }
+    }
+}
+
+/// The unfenced form of [`copy_on`]: streamed and flushed stores are left for the caller's
+/// [`Store::fence`].
+///
+/// # Safety
+/// As [`copy_on`]; the caller runs `store.fence()` on this thread before the bytes are read by
+/// anyone else or the destination is handed to safe code.
+#[inline(always)]
+unsafe fn copy_unfenced_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match store {
+            Store::Temporal => (k.copy_temporal)(dst, src, len),
+            Store::NonTemporal => (k.iter.copy_stream)(dst, src, len),
+            Store::Flush(op) => (k.iter.copy_flush)(dst, src, len, op),
+        }
+    }
+}
+
+/// The unfenced form of [`fill_on`].
+///
+/// # Safety
+/// As [`copy_unfenced_on`].
+#[inline(always)]
+unsafe fn fill_unfenced_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match store {
+            Store::Temporal => (k.fill_temporal)(dst, byte, len),
+            Store::NonTemporal => (k.iter.fill_stream)(dst, byte, len),
+            Store::Flush(op) => (k.iter.fill_flush)(dst, byte, len, op),
         }
     }
 }
@@ -320,4 +356,73 @@ pub fn fill_with_flush(
     // SAFETY: a live slice; `k` and `op` run on this CPU.
     unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), Store::Flush(op)) };
     Ok(())
+}
+
+/// [`copy_raw`] without the closing fence, for callers that copy many buffers and fence once
+/// with [`fence`] (as Linux leaves the fence of `__copy_user_nocache` to the end of the system
+/// call, and PMDK has `PMEM_F_MEM_NODRAIN` + `pmem_drain`). Prefer [`batch`], which fences for
+/// you and proves with the borrow checker that nothing reads the destinations before it.
+///
+/// `Temporal` copies (and `Auto` or `NonTemporal` ones below 1 KiB) are ordinary stores and owe
+/// nothing; the others leave weakly ordered streaming stores (and, for `FlushCache`, write-backs)
+/// in flight.
+///
+/// # Safety
+/// [`copy_raw`]'s contract, and until this thread calls [`fence`]:
+/// - another thread or a device may observe any mix of old and new destination bytes, in any
+///   order, even after a `Release` store or a lock release by this thread: atomics and locks
+///   do **not** order streaming stores (rust-lang/rust#114582), so publishing the destination
+///   before the fence is a data race;
+/// - a `FlushCache` destination is not yet guaranteed to be in memory.
+///
+/// So: call [`fence`] on the **same thread** after the last unfenced store and before the
+/// bytes are published in any way (an atomic flag, a lock, a channel, a queue doorbell, a
+/// system call handing the memory to a device, returning the buffer to safe code that may send
+/// it to another thread). This thread itself always reads its own stores in program order.
+///
+/// ```
+/// let src = vec![3u8; 64 << 10];
+/// let mut dst = vec![0u8; 64 << 10];
+/// // SAFETY: two live, non-overlapping buffers; nobody else sees `dst` before the fence.
+/// unsafe {
+///     cachecopy::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), cachecopy::Mode::NonTemporal);
+/// }
+/// cachecopy::fence();
+/// assert_eq!(dst, src);
+/// ```
+#[inline]
+pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the caller fences (see above).
+    unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+}
+
+/// [`fill_raw`] without the closing fence; see [`copy_raw_unfenced`] for what the caller must
+/// do before the bytes are published.
+///
+/// # Safety
+/// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
+#[inline]
+pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    if len <= kernel::INLINE_FILL && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { kernel::fill_inline(dst, byte, len) };
+        return;
+    }
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the caller fences.
+    unsafe { fill_unfenced_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
+}
+
+/// Completes every streaming store and cache write-back this thread has issued: after it, the
+/// destinations of earlier [`copy_raw_unfenced`] / [`fill_raw_unfenced`] calls are ordered
+/// before any later store of this thread and (for `FlushCache`) written back to memory.
+///
+/// x86_64: `sfence`; aarch64: `dsb sy`; elsewhere a sequentially consistent fence. It costs
+/// about as much as a 1-2 KiB copy, so call it once per batch, not once per buffer.
+#[inline]
+pub fn fence() {
+    let op = dispatch::flush_op();
+    // SAFETY: dispatch's flush op runs on this CPU; the strongest fence any mode needs.
+    unsafe { Store::Flush(op).fence() }
 }

@@ -41,6 +41,8 @@ pub(crate) const STREAM_LINE: usize = 128;
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn stream_fence() {
+    #[cfg(all(test, feature = "std"))]
+    super::count_fence();
     cfg_if::cfg_if! {
         if #[cfg(miri)] {
             core::sync::atomic::fence(Ordering::SeqCst);
@@ -154,6 +156,8 @@ pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn flush_fence(_op: FlushOp) {
+    #[cfg(all(test, feature = "std"))]
+    super::count_fence();
     cfg_if::cfg_if! {
         if #[cfg(miri)] {
             core::sync::atomic::fence(Ordering::SeqCst);

@@ -26,6 +26,8 @@ pub(crate) const STREAM_LINE: usize = 64;
 /// None beyond running on x86_64 (SSE is baseline); `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn stream_fence() {
+    #[cfg(all(test, feature = "std"))]
+    super::count_fence();
     cfg_if::cfg_if! {
         if #[cfg(miri)] {
             core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);

@@ -2,7 +2,6 @@
 
 use super::seg::{Bvecs, Iovecs, Table, Ubuf};
 use super::{Cursor, Direction, Segs};
-use crate::arch;
 use crate::backend::Kernels;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::Gather;
@@ -88,11 +87,11 @@ pub(crate) trait Kind {
     /// `crate::fill_raw`'s contract; `k` (and `op`) runs on this CPU.
     unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize);
 
-    /// Orders everything stored by the call; once per call.
+    /// Copies one piece and returns its checksum, folded to 16 bits. No fence.
     ///
     /// # Safety
-    /// `op` runs on this CPU.
-    unsafe fn fence(op: FlushOp);
+    /// `crate::copy_raw`'s contract; `k` (and `op`) runs on this CPU.
+    unsafe fn csum_copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize) -> u32;
 
     /// The flush instruction for a [`Gather`] finish, if any.
     fn flush(op: FlushOp) -> Option<FlushOp>;
@@ -111,7 +110,10 @@ impl Kind for Temporal {
         unsafe { (k.fill_temporal)(dst, byte, len) }
     }
     #[inline(always)]
-    unsafe fn fence(_: FlushOp) {}
+    unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
+        // SAFETY: forwarded contract.
+        unsafe { (k.csum_copy_temporal)(d, s, n) }
+    }
     #[inline(always)]
     fn flush(_: FlushOp) -> Option<FlushOp> {
         None
@@ -131,9 +133,9 @@ impl Kind for NonTemporal {
         unsafe { (k.iter.fill_stream)(dst, byte, len) }
     }
     #[inline(always)]
-    unsafe fn fence(_: FlushOp) {
-        // SAFETY: no requirement on x86_64/aarch64 baselines.
-        unsafe { arch::stream_fence() }
+    unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
+        // SAFETY: forwarded contract; the call's owner fences.
+        unsafe { (k.iter.csum_copy_stream)(d, s, n) }
     }
     #[inline(always)]
     fn flush(_: FlushOp) -> Option<FlushOp> {
@@ -154,9 +156,9 @@ impl Kind for FlushCache {
         unsafe { (k.iter.fill_flush)(dst, byte, len, op) }
     }
     #[inline(always)]
-    unsafe fn fence(op: FlushOp) {
-        // SAFETY: `op` runs on this CPU (caller).
-        unsafe { arch::flush_fence(op) }
+    unsafe fn csum_copy(k: &Kernels, op: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
+        // SAFETY: forwarded contract; the call's owner fences.
+        unsafe { (k.iter.csum_copy_flush)(d, s, n, op) }
     }
     #[inline(always)]
     fn flush(op: FlushOp) -> Option<FlushOp> {
@@ -198,3 +200,27 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
         })
     }
 }
+
+/// Runs `$body` with `$K` the store kind of `$store` and `$op` its flush instruction: one
+/// branch per call, and one monomorphized loop per arm.
+macro_rules! by_kind {
+    ($store:expr, |$K:ident, $op:ident| $body:expr) => {
+        match $store {
+            $crate::mode::Store::Temporal => {
+                type $K = $crate::policy::Temporal;
+                let $op = $crate::cpu::FlushOp::Fence;
+                $body
+            }
+            $crate::mode::Store::NonTemporal => {
+                type $K = $crate::policy::NonTemporal;
+                let $op = $crate::cpu::FlushOp::Fence;
+                $body
+            }
+            $crate::mode::Store::Flush($op) => {
+                type $K = $crate::policy::FlushCache;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use by_kind;

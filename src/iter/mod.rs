@@ -62,9 +62,12 @@ pub use ops::{
 pub use seg::{BioVec, BioVecMut, IoVec, IoVecMut};
 
 #[allow(unused_imports)]
-pub(crate) use engine::Kind;
+pub(crate) use engine::{by_kind, Kind};
 #[allow(unused_imports)]
-pub(crate) use ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
+pub(crate) use ops::{
+    copy_from_iter_on, copy_from_iter_unfenced, copy_iter_on, copy_iter_unfenced, copy_to_iter_on,
+    copy_to_iter_unfenced, full, zero_iter_on, zero_iter_unfenced,
+};
 
 use seg::{Bvecs, Iovecs, Table};
 

@@ -2,14 +2,13 @@
 
 use core::fmt;
 
-use super::engine::{gather, Kind};
+use super::engine::{by_kind, gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
 use crate::backend::Kernels;
-use crate::cpu::FlushOp;
 use crate::dispatch;
 use crate::mode::Mode;
 use crate::mode::Store;
-use crate::policy::{FlushCache, NonTemporal, Select, Temporal};
+use crate::policy::Select;
 use crate::thresholds::{fill_nt_threshold, nt_threshold};
 
 /// Returned by the `_full` operations when the cursor holds fewer bytes than asked for. The
@@ -34,27 +33,24 @@ impl fmt::Display for Short {
 
 impl core::error::Error for Short {}
 
-/// Runs `$body` with `$K` the store kind of `$store` and `$op` its flush instruction: one
-/// branch per call, and one monomorphized loop per arm.
-macro_rules! by_kind {
-    ($store:expr, |$K:ident, $op:ident| $body:expr) => {
-        match $store {
-            Store::Temporal => {
-                type $K = Temporal;
-                let $op = FlushOp::Fence;
-                $body
-            }
-            Store::NonTemporal => {
-                type $K = NonTemporal;
-                let $op = FlushOp::Fence;
-                $body
-            }
-            Store::Flush($op) => {
-                type $K = FlushCache;
-                $body
-            }
-        }
-    };
+/// [`copy_from_iter`] on the kernels `k`, without the closing fence: returns the bytes moved
+/// and the store kind whose fence ([`Store::fence`]) the caller owes.
+#[inline(always)]
+pub(crate) fn copy_from_iter_unfenced<D: Direction>(
+    k: &Kernels,
+    dst: &mut [u8],
+    src: &mut Cursor<'_, D>,
+    mode: Mode,
+) -> (usize, Store) {
+    let len = dst.len().min(src.count);
+    let dst = dst.as_mut_ptr();
+    let store = mode.resolve(len, nt_threshold);
+    let n = by_kind!(store, |K, op| {
+        // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
+        // segment; `k` comes from dispatch or a checked backend (runs here).
+        unsafe { gather::<K, D>(k, op, dst, len, src) }
+    });
+    (n, store)
 }
 
 /// [`copy_from_iter`] on the kernels `k`.
@@ -65,35 +61,71 @@ pub(crate) fn copy_from_iter_on<D: Direction>(
     src: &mut Cursor<'_, D>,
     mode: Mode,
 ) -> usize {
-    let len = dst.len().min(src.count);
-    let dst = dst.as_mut_ptr();
-    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
-        // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
-        // segment; `k` comes from dispatch (runs here); the fence closes the call.
-        unsafe {
-            let n = gather::<K, D>(k, op, dst, len, src);
-            K::fence(op);
-            n
-        }
-    })
+    let (n, store) = copy_from_iter_unfenced(k, dst, src, mode);
+    // SAFETY: the store's flush op is dispatch's, which runs here.
+    unsafe { store.fence() };
+    n
+}
+
+/// [`copy_to_iter`] on the kernels `k`, without the closing fence (as
+/// [`copy_from_iter_unfenced`]).
+#[inline(always)]
+pub(crate) fn copy_to_iter_unfenced(
+    k: &Kernels,
+    src: &[u8],
+    dst: &mut Dest<'_>,
+    mode: Mode,
+) -> (usize, Store) {
+    let len = src.len().min(dst.count);
+    let s = src.as_ptr();
+    let store = mode.resolve(len, nt_threshold);
+    let n = by_kind!(store, |K, op| {
+        dst.iterate(len, |base, n, done| {
+            // SAFETY: `base..base + n` is an exclusive piece of a destination segment (engine),
+            // so it does not overlap the shared `src`; `done + n <= len <= src.len()`.
+            unsafe { K::copy(k, op, base, s.add(done), n) };
+            0
+        })
+    });
+    (n, store)
 }
 
 /// [`copy_to_iter`] on the kernels `k`.
 #[inline(always)]
 pub(crate) fn copy_to_iter_on(k: &Kernels, src: &[u8], dst: &mut Dest<'_>, mode: Mode) -> usize {
-    let len = src.len().min(dst.count);
-    let s = src.as_ptr();
-    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
-        let n = dst.iterate(len, |base, n, done| {
-            // SAFETY: `base..base + n` is an exclusive piece of a destination segment (engine),
-            // so it does not overlap the shared `src`; `done + n <= len <= src.len()`.
-            unsafe { K::copy(k, op, base, s.add(done), n) };
-            0
-        });
-        // SAFETY: `op` runs on this CPU.
-        unsafe { K::fence(op) };
-        n
-    })
+    let (n, store) = copy_to_iter_unfenced(k, src, dst, mode);
+    // SAFETY: the store's flush op is dispatch's, which runs here.
+    unsafe { store.fence() };
+    n
+}
+
+/// [`copy_iter`] on the kernels `k`, without the closing fence (as
+/// [`copy_from_iter_unfenced`]).
+#[inline(always)]
+pub(crate) fn copy_iter_unfenced(
+    k: &Kernels,
+    dst: &mut Dest<'_>,
+    src: &mut Source<'_>,
+    len: usize,
+    mode: Mode,
+) -> (usize, Store) {
+    let len = len.min(dst.count).min(src.count);
+    if matches!(dst.segs, Segs::Discard(_)) {
+        src.advance(len);
+        dst.advance(len);
+        return (len, Store::Temporal);
+    }
+    let store = mode.resolve(len, nt_threshold);
+    let n = by_kind!(store, |K, op| {
+        // Each destination piece is one contiguous destination: gather into it, so lines that
+        // straddle source segments still stream.
+        dst.iterate(len, |base, n, _| {
+            // SAFETY: `base..base + n` is an exclusive destination piece; `src` has at least
+            // `n` bytes left because the walk moves at most `len <= src.count` in total.
+            n - unsafe { gather::<K, _>(k, op, base, n, src) }
+        })
+    });
+    (n, store)
 }
 
 /// [`copy_iter`] on the kernels `k`.
@@ -105,40 +137,40 @@ pub(crate) fn copy_iter_on(
     len: usize,
     mode: Mode,
 ) -> usize {
-    let len = len.min(dst.count).min(src.count);
-    if matches!(dst.segs, Segs::Discard(_)) {
-        src.advance(len);
-        dst.advance(len);
-        return len;
-    }
-    by_kind!(mode.resolve(len, nt_threshold), |K, op| {
-        // Each destination piece is one contiguous destination: gather into it, so lines that
-        // straddle source segments still stream.
-        let n = dst.iterate(len, |base, n, _| {
-            // SAFETY: `base..base + n` is an exclusive destination piece; `src` has at least
-            // `n` bytes left because the walk moves at most `len <= src.count` in total.
-            n - unsafe { gather::<K, _>(k, op, base, n, src) }
-        });
-        // SAFETY: `op` runs on this CPU.
-        unsafe { K::fence(op) };
-        n
-    })
+    let (n, store) = copy_iter_unfenced(k, dst, src, len, mode);
+    // SAFETY: the store's flush op is dispatch's, which runs here.
+    unsafe { store.fence() };
+    n
+}
+
+/// [`zero_iter`] on the kernels `k`, without the closing fence (as
+/// [`copy_from_iter_unfenced`]).
+#[inline(always)]
+pub(crate) fn zero_iter_unfenced(
+    k: &Kernels,
+    dst: &mut Dest<'_>,
+    len: usize,
+    mode: Mode,
+) -> (usize, Store) {
+    let len = len.min(dst.count);
+    let store = mode.resolve(len, fill_nt_threshold);
+    let n = by_kind!(store, |K, op| {
+        dst.iterate(len, |base, n, _| {
+            // SAFETY: an exclusive destination piece.
+            unsafe { K::fill(k, op, base, 0, n) };
+            0
+        })
+    });
+    (n, store)
 }
 
 /// [`zero_iter`] on the kernels `k`.
 #[inline(always)]
 pub(crate) fn zero_iter_on(k: &Kernels, dst: &mut Dest<'_>, len: usize, mode: Mode) -> usize {
-    let len = len.min(dst.count);
-    by_kind!(mode.resolve(len, fill_nt_threshold), |K, op| {
-        let n = dst.iterate(len, |base, n, _| {
-            // SAFETY: an exclusive destination piece.
-            unsafe { K::fill(k, op, base, 0, n) };
-            0
-        });
-        // SAFETY: `op` runs on this CPU.
-        unsafe { K::fence(op) };
-        n
-    })
+    let (n, store) = zero_iter_unfenced(k, dst, len, mode);
+    // SAFETY: the store's flush op is dispatch's, which runs here.
+    unsafe { store.fence() };
+    n
 }
 
 /// Runs `op` (which moves up to `len` bytes of `it`) only when `it` holds `len` bytes, and

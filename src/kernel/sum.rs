@@ -289,6 +289,23 @@ unsafe fn stream_span<V: Checksum>(
     }
 }
 
+/// Streams the whole destination lines of one piece while summing (ordinary stores below two
+/// lines). No fence.
+///
+/// # Safety
+/// As [`temporal`]; the caller fences (`arch::stream_fence`) before the bytes are published.
+#[inline(always)]
+pub(crate) unsafe fn stream_unfenced<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
+    // SAFETY: forwarded contract; `stream_span` needs two lines.
+    unsafe {
+        if len < 2 * STREAM_LINE {
+            temporal::<V>(dst, src, len)
+        } else {
+            fold16(stream_span::<V>(dst, src, len).0)
+        }
+    }
+}
+
 /// Streaming copy and sum, then the store fence.
 ///
 /// # Safety
@@ -301,19 +318,19 @@ pub(crate) unsafe fn nontemporal<V: Checksum>(dst: *mut u8, src: *const u8, len:
     }
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
-        let (s, _, _) = stream_span::<V>(dst, src, len);
+        let s = stream_unfenced::<V>(dst, src, len);
         arch::stream_fence();
-        fold16(s)
+        s
     }
 }
 
-/// Copy and sum that leaves every destination byte written back to memory (as the copy kernel's
-/// `flush_cache`).
+/// Copy and sum that leaves every destination byte written back to memory once the caller has
+/// run `arch::flush_fence(op)`: the copy kernel's `flush_unfenced` with the sum.
 ///
 /// # Safety
-/// As [`temporal`], and `op` supported by this CPU.
+/// As [`temporal`], and `op` supported by this CPU; the caller fences.
 #[inline(always)]
-pub(crate) unsafe fn flush_cache<V: Checksum>(
+pub(crate) unsafe fn flush_unfenced<V: Checksum>(
     dst: *mut u8,
     src: *const u8,
     len: usize,
@@ -335,7 +352,25 @@ pub(crate) unsafe fn flush_cache<V: Checksum>(
             }
             s
         };
-        arch::flush_fence(op);
         fold16(s)
+    }
+}
+
+/// [`flush_unfenced`], then the completion fence.
+///
+/// # Safety
+/// As [`temporal`], and `op` supported by this CPU.
+#[inline(always)]
+pub(crate) unsafe fn flush_cache<V: Checksum>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    op: FlushOp,
+) -> u32 {
+    // SAFETY: forwarded contract; the fence follows every store and write-back.
+    unsafe {
+        let s = flush_unfenced::<V>(dst, src, len, op);
+        arch::flush_fence(op);
+        s
     }
 }

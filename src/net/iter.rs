@@ -2,21 +2,26 @@
 //! `csum_and_copy_to_iter`): the walk is the cursors' own; each piece is one fused
 //! checksum-and-copy whose sum joins the running one at its offset (odd offsets byte-swapped).
 
+use crate::backend::Kernels;
 use crate::dispatch;
 use crate::iter::{Dest, Source};
 use crate::mode::Mode;
 use crate::policy::Select;
 use crate::thresholds::nt_threshold;
 
-use super::csum::{csum_block_add, csum_copy_on};
+use super::csum::csum_block_add;
+use crate::iter::{by_kind, Kind};
+use crate::kernel::gather::Gather;
+use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
 /// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
 ///
 /// `mode` is a [`Mode`] or a [`crate::policy`] marker, as for
-/// [`copy_from_iter`](crate::iter::copy_from_iter). Each source segment is one fused
-/// checksum-and-copy; a non-temporal call streams each piece's whole lines (the lines shared by
-/// two segments are written with ordinary stores by both) and fences after each streamed piece.
+/// [`copy_from_iter`](crate::iter::copy_from_iter). A temporal call does one fused
+/// checksum-and-copy per source segment; a streaming call sums each segment while it is hot and
+/// gathers it like `copy_from_iter`, so every whole destination line streams, even one that
+/// straddles segments; either fences once, at the end of the call.
 ///
 /// ```
 /// use cachecopy::iter::{IoVec, Source};
@@ -51,18 +56,60 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
     src: &mut Source<'_>,
     mode: Mode,
 ) -> (usize, u32) {
+    // SAFETY: forwarded contract; the store's flush op is dispatch's.
+    unsafe {
+        let (n, sum, store) =
+            csum_and_copy_from_iter_unfenced(dispatch::active(), d, cap, src, mode);
+        store.fence();
+        (n, sum)
+    }
+}
+
+/// [`csum_and_copy_from_iter_raw`] without the closing fence: also returns the store kind whose
+/// fence the caller owes. One loop per store kind, no per-segment mode branch.
+///
+/// # Safety
+/// As [`csum_and_copy_from_iter_raw`]; the caller runs the returned store's fence before the
+/// bytes are published.
+pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
+    k: &Kernels,
+    d: *mut u8,
+    cap: usize,
+    src: &mut Source<'_>,
+    mode: Mode,
+) -> (usize, u32, Store) {
     let len = cap.min(src.count());
-    let (k, store) = (dispatch::active(), mode.resolve(len, nt_threshold));
+    let store = mode.resolve(len, nt_threshold);
     let mut sum = 0;
-    let n = src.iterate(len, |base, n, done| {
-        // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
-        // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves at most
-        // `len <= cap` bytes; `k` comes from dispatch.
-        let s = unsafe { csum_copy_on(k, d.add(done), base, n, store) };
-        sum = csum_block_add(sum, s, done);
-        0
+    let n = by_kind!(store, |K, op| {
+        if K::GATHER {
+            // Streaming: sum each piece while it is hot, then hand it to the line writer, so
+            // every whole destination line streams even where it straddles pieces; fusing the
+            // sum into per-piece streaming copies would write each straddling line with
+            // ordinary stores, a read-for-ownership from memory per piece boundary.
+            let mut w = Gather::new(d);
+            // SAFETY: as below; the writer's destination is `d..d + len`, inside `d..d + cap`.
+            unsafe {
+                let n = src.iterate(len, |base, n, done| {
+                    sum = csum_block_add(sum, (k.csum)(base, n), done);
+                    (k.iter.gather_append)(&mut w, base, n);
+                    0
+                });
+                (k.iter.gather_finish)(&mut w, K::flush(op));
+                n
+            }
+        } else {
+            src.iterate(len, |base, n, done| {
+                // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
+                // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
+                // at most `len <= cap` bytes; `k` runs on this CPU.
+                let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
+                sum = csum_block_add(sum, s, done);
+                0
+            })
+        }
     });
-    (n, sum)
+    (n, sum, store)
 }
 
 /// Scatters `min(src.len(), dst.count())` bytes of `src` into `dst`'s segments, summing them on
@@ -83,21 +130,37 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
 /// ```
 pub fn csum_and_copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M) -> (usize, u32) {
     let mode = mode.select(dst.mode());
+    let (n, sum, store) = csum_and_copy_to_iter_unfenced(dispatch::active(), src, dst, mode);
+    // SAFETY: the store's flush op is dispatch's, which runs here.
+    unsafe { store.fence() };
+    (n, sum)
+}
+
+/// [`csum_and_copy_to_iter`] without the closing fence: also returns the store kind whose fence
+/// the caller owes.
+pub(crate) fn csum_and_copy_to_iter_unfenced(
+    k: &Kernels,
+    src: &[u8],
+    dst: &mut Dest<'_>,
+    mode: Mode,
+) -> (usize, u32, Store) {
     let len = src.len().min(dst.count());
-    let (k, store) = (dispatch::active(), mode.resolve(len, nt_threshold));
+    let store = mode.resolve(len, nt_threshold);
     let s = src.as_ptr();
     let (mut sum, mut summed) = (0, 0);
-    let n = dst.iterate(len, |base, n, done| {
-        // SAFETY: `base..base + n` is an exclusive destination piece (engine), so it does not
-        // overlap the shared `src`; `done + n <= len <= src.len()`.
-        let part = unsafe { csum_copy_on(k, base, s.add(done), n, store) };
-        sum = csum_block_add(sum, part, done);
-        summed = done + n;
-        0
+    let n = by_kind!(store, |K, op| {
+        dst.iterate(len, |base, n, done| {
+            // SAFETY: `base..base + n` is an exclusive destination piece (engine), so it does
+            // not overlap the shared `src`; `done + n <= len <= src.len()`.
+            let part = unsafe { K::csum_copy(k, op, base, s.add(done), n) };
+            sum = csum_block_add(sum, part, done);
+            summed = done + n;
+            0
+        })
     });
     // A discarding cursor takes the bytes without a step: sum what it took.
     if summed < n {
         sum = csum_block_add(sum, super::csum_partial(&src[summed..n], 0), summed);
     }
-    (n, sum)
+    (n, sum, store)
 }

@@ -32,3 +32,4 @@ pub use csum::{
 #[cfg(feature = "alloc")]
 pub use frame::{frame_reallocations, Frame, FrameError};
 pub use iter::{csum_and_copy_from_iter, csum_and_copy_to_iter};
+pub(crate) use iter::{csum_and_copy_from_iter_unfenced, csum_and_copy_to_iter_unfenced};

@@ -1,0 +1,298 @@
+//! Batches: many copies, fills and checksum-copies, one fence.
+//!
+//! A store fence waits until every write-combining buffer has drained, so a streaming copy of one
+//! 1500-byte frame that fences on return pays more for the fence than for the copy. Linux leaves
+//! the fence of `__copy_user_nocache` to the end of the system call; PMDK has
+//! `PMEM_F_MEM_NODRAIN` and `pmem_drain()`. Here [`batch`] runs a closure in which every
+//! operation on the [`Batch`] it is handed stores without a fence, then fences once, when the
+//! closure returns or unwinds.
+//!
+//! See [`Batch`] for the guarantees and examples.
+
+use core::cell::Cell;
+use core::marker::PhantomData;
+
+use crate::backend::Kernels;
+use crate::iter::{self, Dest, Source};
+use crate::mode::{Mode, Store};
+use crate::thresholds::{fill_nt_threshold, nt_threshold};
+use crate::{dispatch, kernel, len_mismatch, net};
+
+/// The handle of one batch: every operation stores without a fence; [`batch`] fences once at
+/// the end. `'scope` is the batch's lifetime: destinations are borrowed for all of it.
+///
+/// The scope is shaped like `std::thread::scope`: a destination handed to a batch operation
+/// is borrowed for the whole scope (`&'scope mut`), so no safe code can read it, or send it to
+/// another thread, before the fence has run (rust-lang/rust#114582: streaming stores are not
+/// ordered by atomics). A `Batch` is neither `Send` nor `Sync`, so every unfenced store happens
+/// on the thread that runs the fence. There is no guard object to leak: the fence belongs to
+/// [`batch`] itself.
+///
+/// ```
+/// use cachecopy::{batch, Mode};
+///
+/// let payload = vec![0x5au8; 1472];
+/// let mut ring = vec![[0u8; 1536]; 64];
+/// let sums = batch(Mode::NonTemporal, |b| {
+///     ring.iter_mut()
+///         .map(|slot| b.csum_and_copy(&mut slot[..1472], &payload))
+///         .collect::<Vec<u32>>()
+/// }); // one fence here, for all 64 frames
+/// assert!(ring.iter().all(|slot| slot[..1472] == payload[..]));
+/// assert_eq!(sums.len(), 64);
+/// ```
+///
+/// A destination cannot be read before the scope ends:
+/// ```compile_fail
+/// let src = [1u8; 4096];
+/// let mut dst = [0u8; 4096];
+/// cachecopy::batch(cachecopy::Mode::NonTemporal, |b| {
+///     b.copy(&mut dst, &src);
+///     assert_eq!(dst[0], 1); // error: `dst` is still mutably borrowed by the batch
+/// });
+/// ```
+///
+/// Nor sent to another thread:
+/// ```compile_fail
+/// let src = [1u8; 4096];
+/// let mut dst = [0u8; 4096];
+/// cachecopy::batch(cachecopy::Mode::NonTemporal, |b| {
+///     b.copy(&mut dst, &src);
+///     std::thread::scope(|s| {
+///         s.spawn(|| dst[0]); // error: `dst` is still mutably borrowed by the batch
+///     });
+/// });
+/// ```
+///
+/// Nor can the batch itself go to another thread, whose stores this thread's fence would not
+/// order:
+/// ```compile_fail
+/// let src = [1u8; 4096];
+/// let mut dst = [0u8; 4096];
+/// cachecopy::batch(cachecopy::Mode::NonTemporal, |b| {
+///     std::thread::scope(|s| {
+///         s.spawn(|| b.copy(&mut dst, &src)); // error: `Batch` is not `Sync`
+///     });
+/// });
+/// ```
+pub struct Batch<'scope, 'env: 'scope> {
+    k: &'static Kernels,
+    mode: Mode,
+    /// The fence the batch's mode needs (the strongest any of its operations owes).
+    fence: Store,
+    /// Whether any operation left streamed stores or write-backs in flight.
+    owed: Cell<bool>,
+    /// Invariance in `'scope` and `'env`, as `std::thread::Scope`, so neither can be shortened
+    /// to let a destination go before the fence.
+    scope: PhantomData<&'scope mut &'scope ()>,
+    env: PhantomData<&'env mut &'env ()>,
+}
+
+/// Runs `f` with a [`Batch`] whose operations store with the cache policy `mode` and do not
+/// fence, then fences once (when `f` returns, and also when it unwinds), and returns what `f`
+/// returned. A batch in which nothing streamed (empty, `Temporal`, or `Auto` and `NonTemporal`
+/// operations all below their thresholds) costs no fence.
+///
+/// - `NonTemporal`: every operation streams its whole lines; one store fence at the end.
+/// - `FlushCache`: every operation streams and writes back as it goes; one completion fence at
+///   the end, after which every destination byte is in memory.
+/// - `Auto`: resolved per operation against its size, as outside a batch.
+/// - `Temporal`: as outside a batch (nothing to fence).
+///
+/// See [`Batch`] for an example and for why destinations stay borrowed.
+#[inline]
+pub fn batch<'env, F, R>(mode: Mode, f: F) -> R
+where
+    F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
+{
+    batch_on(dispatch::active(), mode, f)
+}
+
+/// [`batch`] on the kernels `k` (which must run on this CPU: dispatch's or a checked backend's).
+#[inline]
+pub(crate) fn batch_on<'env, F, R>(k: &'static Kernels, mode: Mode, f: F) -> R
+where
+    F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
+{
+    let fence = match mode {
+        Mode::Temporal => Store::Temporal,
+        Mode::NonTemporal | Mode::Auto => Store::NonTemporal,
+        Mode::FlushCache => Store::Flush(dispatch::flush_op()),
+    };
+    let b = Batch {
+        k,
+        mode,
+        fence,
+        owed: Cell::new(false),
+        scope: PhantomData,
+        env: PhantomData,
+    };
+    let _fence_on_exit = FenceOnExit(&b);
+    f(&b)
+}
+
+/// Runs the batch's fence when dropped: on return and on unwind. Private to [`batch`], which
+/// owns it, so it cannot be leaked.
+struct FenceOnExit<'a, 'scope, 'env>(&'a Batch<'scope, 'env>);
+
+impl Drop for FenceOnExit<'_, '_, '_> {
+    fn drop(&mut self) {
+        if self.0.owed.get() {
+            // SAFETY: the fence's flush op is dispatch's, which runs here.
+            unsafe { self.0.fence.fence() };
+        }
+    }
+}
+
+impl<'scope> Batch<'scope, '_> {
+    /// The batch's cache policy.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Records what an operation with store kind `store` left to fence.
+    #[inline(always)]
+    fn owe(&self, store: Store) {
+        if store != Store::Temporal {
+            self.owed.set(true);
+        }
+    }
+
+    /// Copies `src` into `dst` ([`crate::copy`] without the fence). `dst` stays borrowed until
+    /// the batch has fenced.
+    ///
+    /// # Panics
+    /// When the lengths differ; nothing is written then.
+    #[inline]
+    #[track_caller]
+    pub fn copy(&self, dst: &'scope mut [u8], src: &[u8]) {
+        if dst.len() != src.len() {
+            len_mismatch("Batch::copy", dst.len(), src.len());
+        }
+        let store = self.mode.resolve(src.len(), nt_threshold);
+        // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
+        // on this thread before `dst` is released.
+        unsafe {
+            crate::copy_unfenced_on(self.k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store)
+        };
+        self.owe(store);
+    }
+
+    /// Sets every byte of `dst` to `byte` ([`crate::fill`] without the fence).
+    #[inline]
+    pub fn fill(&self, dst: &'scope mut [u8], byte: u8) {
+        let len = dst.len();
+        if len <= kernel::INLINE_FILL && self.mode != Mode::FlushCache {
+            // SAFETY: a live slice; ordinary stores owe no fence.
+            unsafe { kernel::fill_inline(dst.as_mut_ptr(), byte, len) };
+            return;
+        }
+        let store = self.mode.resolve(len, fill_nt_threshold);
+        // SAFETY: a live slice; the batch fences before `dst` is released.
+        unsafe { crate::fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
+        self.owe(store);
+    }
+
+    /// Zeroes `dst` ([`Batch::fill`] with `0`).
+    #[inline]
+    pub fn zero(&self, dst: &'scope mut [u8]) {
+        self.fill(dst, 0)
+    }
+
+    /// Copies `src` into `dst` and returns the RFC 1071 partial sum of the bytes
+    /// ([`net::csum_and_copy`] without the fence).
+    ///
+    /// # Panics
+    /// When the lengths differ; nothing is written then.
+    #[inline]
+    #[track_caller]
+    pub fn csum_and_copy(&self, dst: &'scope mut [u8], src: &[u8]) -> u32 {
+        if dst.len() != src.len() {
+            len_mismatch("Batch::csum_and_copy", dst.len(), src.len());
+        }
+        let (k, len) = (self.k, src.len());
+        let store = self.mode.resolve(len, nt_threshold);
+        // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
+        let sum = unsafe {
+            match store {
+                Store::Temporal => (k.csum_copy_temporal)(dst.as_mut_ptr(), src.as_ptr(), len),
+                Store::NonTemporal => {
+                    (k.iter.csum_copy_stream)(dst.as_mut_ptr(), src.as_ptr(), len)
+                }
+                Store::Flush(op) => {
+                    (k.iter.csum_copy_flush)(dst.as_mut_ptr(), src.as_ptr(), len, op)
+                }
+            }
+        };
+        self.owe(store);
+        sum
+    }
+
+    /// Gathers from `src` into `dst` ([`iter::copy_from_iter`] in the batch's mode, without the
+    /// fence); returns the bytes copied.
+    #[inline]
+    pub fn copy_from_iter(&self, dst: &'scope mut [u8], src: &mut Source<'_>) -> usize {
+        let (n, store) = iter::copy_from_iter_unfenced(self.k, dst, src, self.mode);
+        self.owe(store);
+        n
+    }
+
+    /// Scatters `src` into `dst`'s segments ([`iter::copy_to_iter`] without the fence); returns
+    /// the bytes copied. The segments stay borrowed until the batch has fenced.
+    #[inline]
+    pub fn copy_to_iter(&self, src: &[u8], dst: &mut Dest<'scope>) -> usize {
+        let (n, store) = iter::copy_to_iter_unfenced(self.k, src, dst, self.mode);
+        self.owe(store);
+        n
+    }
+
+    /// Copies up to `len` bytes from cursor to cursor ([`iter::copy_iter`] without the fence).
+    #[inline]
+    pub fn copy_iter(&self, dst: &mut Dest<'scope>, src: &mut Source<'_>, len: usize) -> usize {
+        let (n, store) = iter::copy_iter_unfenced(self.k, dst, src, len, self.mode);
+        self.owe(store);
+        n
+    }
+
+    /// Zeroes the next `len` bytes of `dst` ([`iter::zero_iter`] without the fence).
+    #[inline]
+    pub fn zero_iter(&self, dst: &mut Dest<'scope>, len: usize) -> usize {
+        let (n, store) = iter::zero_iter_unfenced(self.k, dst, len, self.mode);
+        self.owe(store);
+        n
+    }
+
+    /// Gathers from `src` into `dst` while summing ([`net::csum_and_copy_from_iter`] without
+    /// the fence); returns `(bytes copied, partial sum)`.
+    #[inline]
+    pub fn csum_and_copy_from_iter(
+        &self,
+        dst: &'scope mut [u8],
+        src: &mut Source<'_>,
+    ) -> (usize, u32) {
+        // SAFETY: an exclusive slice, so it overlaps no source segment; the batch fences.
+        let (n, sum, store) = unsafe {
+            net::csum_and_copy_from_iter_unfenced(
+                self.k,
+                dst.as_mut_ptr(),
+                dst.len(),
+                src,
+                self.mode,
+            )
+        };
+        self.owe(store);
+        (n, sum)
+    }
+
+    /// Scatters `src` into `dst` while summing ([`net::csum_and_copy_to_iter`] without the
+    /// fence); returns `(bytes copied, partial sum)`.
+    #[inline]
+    pub fn csum_and_copy_to_iter(&self, src: &[u8], dst: &mut Dest<'scope>) -> (usize, u32) {
+        let (n, sum, store) = net::csum_and_copy_to_iter_unfenced(self.k, src, dst, self.mode);
+        self.owe(store);
+        (n, sum)
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests;
