@@ -4,7 +4,6 @@
 use std::process::Command;
 
 #[path = "../../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 fn bin() -> Command {

@@ -10,8 +10,8 @@ use std::time::Instant;
 use cachecopy::Mode;
 use serde::Serialize;
 
-use super::measure::Buf;
-use super::stats::{paired_ratio, Summary};
+use crate::measure::Buf;
+use crate::stats::{paired_ratio, Summary};
 
 pub const OBJECT: usize = 1 << 20;
 

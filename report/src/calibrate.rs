@@ -4,8 +4,8 @@
 use cachecopy::Mode;
 use serde::Serialize;
 
-use super::measure::{self, Arena, Dest, Op};
-use super::stats::{paired_ratio, Summary};
+use crate::measure::{self, Arena, Dest, Op};
+use crate::stats::{paired_ratio, Summary};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {

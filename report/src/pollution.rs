@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::measure::{Arena, Buf, Dest, Op};
-use super::stats::{paired_ratio, Summary};
+use crate::measure::{Arena, Buf, Dest, Op};
+use crate::stats::{paired_ratio, Summary};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {

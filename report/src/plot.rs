@@ -6,8 +6,8 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::machine::size;
-use super::measure::{Cell, Dest};
+use crate::machine::size;
+use crate::measure::{Cell, Dest};
 
 /// One colour per op, in table order (memcpy first): the baseline in grey.
 const COLOURS: [RGBColor; 6] = [
@@ -146,7 +146,7 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::stats::Summary;
+    use crate::stats::Summary;
 
     #[test]
     fn writes_one_line_per_op_and_panel() {

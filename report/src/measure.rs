@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use cachecopy::Mode;
 
-use super::stats::{paired_ratio, Summary};
+use crate::stats::{paired_ratio, Summary};
 
 /// One operation the report times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
