@@ -10,6 +10,7 @@ use crate::stats::{paired_ratio, Summary};
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
     pub size: usize,
+    #[serde(serialize_with = "measure::serialize_dest")]
     pub dest: Dest,
     /// NonTemporal ÷ Temporal, per round.
     pub ratio: Summary,

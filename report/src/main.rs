@@ -205,16 +205,13 @@ fn report(o: &Options) -> Result<(), String> {
     let max = max
         .max(plan.pollution_copy)
         .max(*plan.calib_sizes.last().unwrap_or(&MIB));
-    let l3 = machine.l3.unwrap_or(32 * MIB);
-    let arena_len = (4 * l3).clamp(32 * MIB, 512 * MIB).max(2 * max);
-    let arena_len = if o.scale == Scale::Tiny {
-        2 * max
-    } else {
-        arena_len
-    };
     pb.set_message("allocating buffers");
     let src = Buf::new(max, 0x5a);
-    let mut arena = Arena::new(arena_len);
+    let mut arena = if o.scale == Scale::Tiny {
+        Arena::with_len(2 * max)
+    } else {
+        Arena::new(machine.l3.or(machine.l2), max)
+    };
 
     pb.set_message("2. copy bandwidth");
     let mut ops = vec![Op::Memcpy];

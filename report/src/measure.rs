@@ -1,10 +1,12 @@
-//! The timing engine: page-aligned, pre-faulted buffers; hot and cold destinations; every
-//! variant of one size measured round by round, interleaved, so drift hits all alike.
+//! The timing engine: every variant of one size measured round by round, interleaved, so drift
+//! hits all alike, into hot or cold destinations of the shared arena (`cachecopy-arena`, the
+//! benches' too).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::Mode;
+pub use cachecopy_arena::{Arena, Buf, Dest};
 
 use crate::stats::{paired_ratio, Summary};
 
@@ -44,77 +46,9 @@ impl Op {
     }
 }
 
-/// Where the destination lives when an operation starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dest {
-    /// The same buffer every time, after one untimed run of the same op: cached whenever it fits
-    /// (and the op leaves it cached).
-    Hot,
-    /// A different slot of an arena several times the L3 each time, visited in a scattered
-    /// order (consecutive slots lie pages apart, so no prefetcher follows): not cached.
-    Cold,
-}
-
-/// A page-aligned, pre-faulted byte buffer.
-pub struct Buf {
-    v: Vec<u8>,
-    off: usize,
-    len: usize,
-}
-
-impl Buf {
-    pub fn new(len: usize, byte: u8) -> Buf {
-        // A non-zero fill writes every page now, so no timed run takes a page fault.
-        let v = vec![byte; len + 4096];
-        let off = v.as_ptr().align_offset(4096);
-        Buf { v, off, len }
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn as_slice(&self) -> &[u8] {
-        &self.v[self.off..self.off + self.len]
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.v[self.off..self.off + self.len]
-    }
-}
-
-/// Destinations: slot 0 for hot runs, a scattered walk over every slot for cold ones.
-pub struct Arena {
-    buf: Buf,
-    cursor: u64,
-}
-
-impl Arena {
-    pub fn new(len: usize) -> Arena {
-        Arena {
-            buf: Buf::new(len, 0x11),
-            cursor: 0,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.buf.len()
-    }
-
-    /// The destination for the next `size`-byte operation.
-    pub fn dest(&mut self, dest: Dest, size: usize) -> &mut [u8] {
-        let off = match dest {
-            Dest::Hot => 0,
-            Dest::Cold => {
-                let gran = size.next_multiple_of(64);
-                let slots = (self.buf.len() / gran).max(1);
-                // Largest power of two ≤ slots: multiplying by an odd constant permutes it.
-                let slots = 1u64 << (63 - (slots as u64).leading_zeros());
-                self.cursor = self.cursor.wrapping_add(1);
-                let slot = self.cursor.wrapping_mul(0x9e37_79b9_7f4a_7c15) & (slots - 1);
-                slot as usize * gran
-            }
-        };
-        &mut self.buf.as_mut_slice()[off..off + size]
-    }
+/// Serializes a [`Dest`] as its name, `"hot"` or `"cold"` (the JSON's spelling).
+pub fn serialize_dest<S: serde::Serializer>(dest: &Dest, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(dest.name())
 }
 
 /// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at
@@ -185,6 +119,7 @@ pub fn round_order(n: usize, round: usize) -> Vec<usize> {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Cell {
     pub size: usize,
+    #[serde(serialize_with = "serialize_dest")]
     pub dest: Dest,
     pub op: &'static str,
     /// GB/s.
@@ -204,7 +139,7 @@ pub fn table(
     mut tick: impl FnMut(),
 ) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for dest in [Dest::Hot, Dest::Cold] {
+    for dest in Dest::ALL {
         for &size in sizes {
             let runs = runs_per_sample(size, sample_bytes);
             let r = interleaved(ops, size, dest, src, arena, samples, runs);
@@ -226,22 +161,6 @@ pub fn table(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cold_slots_are_scattered_and_in_bounds() {
-        let mut a = Arena::new(1 << 20);
-        let base = a.dest(Dest::Hot, 1).as_ptr() as usize;
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..256 {
-            let d = a.dest(Dest::Cold, 4096);
-            assert_eq!(d.len(), 4096);
-            seen.insert(d.as_ptr() as usize - base);
-        }
-        // 256 slots of 4 KiB, every one visited.
-        assert_eq!(seen.len(), 256);
-        // A destination as large as the arena still fits.
-        assert_eq!(a.dest(Dest::Cold, 1 << 20).len(), 1 << 20);
-    }
 
     #[test]
     fn ops_do_what_they_say() {

@@ -59,7 +59,7 @@ fn draw(
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 24))?;
     let panels = root.split_evenly((1, 2));
-    for (area, dest) in panels.iter().zip([Dest::Hot, Dest::Cold]) {
+    for (area, dest) in panels.iter().zip(Dest::ALL) {
         let caption = match dest {
             Dest::Hot => "hot destination (cached when it fits)",
             Dest::Cold => "cold destination (not cached)",
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn writes_one_line_per_op_and_panel() {
         let mut cells = Vec::new();
-        for dest in [Dest::Hot, Dest::Cold] {
+        for dest in Dest::ALL {
             for (k, size) in [64usize, 4096, 1 << 20].into_iter().enumerate() {
                 for (i, op) in ["memcpy", "Temporal", "NonTemporal"]
                     .into_iter()

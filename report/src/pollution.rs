@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn every_mode_is_measured() {
         let src = vec![5u8; 64 << 10];
-        let mut arena = Arena::new(1 << 20);
+        let mut arena = Arena::with_len(1 << 20);
         let p = run(&[16 << 10], 64 << 10, &src, &mut arena, 2, || {});
         let names: Vec<_> = p.rows.iter().map(|r| r.op).collect();
         assert_eq!(
