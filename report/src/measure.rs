@@ -24,6 +24,7 @@ pub enum Op {
 }
 
 impl Op {
+    /// The name tables and the JSON use: `memcpy`, `memset` or the mode's.
     pub fn name(self) -> &'static str {
         match self {
             Op::Memcpy => "memcpy",
@@ -43,6 +44,55 @@ impl Op {
             Op::Zero(m) => cachecopy::zero(dst, m),
         }
         black_box(dst);
+    }
+}
+
+/// What a section measures: copies or fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `cachecopy::copy` against `copy_from_slice` (glibc `memcpy`); `Auto` switches at
+    /// `nt_threshold()` / `CACHECOPY_NT_THRESHOLD`.
+    Copy,
+    /// `cachecopy::zero` against `fill(0)` (glibc `memset`); `Auto` switches at
+    /// `fill_nt_threshold()` / `CACHECOPY_FILL_NT_THRESHOLD`.
+    Fill,
+}
+
+impl Kind {
+    /// This kind's operation in `mode`.
+    pub fn op(self, mode: Mode) -> Op {
+        match self {
+            Kind::Copy => Op::Copy(mode),
+            Kind::Fill => Op::Zero(mode),
+        }
+    }
+
+    /// The baseline, then every mode: the columns of a bandwidth table.
+    pub fn ops(self) -> Vec<Op> {
+        let baseline = match self {
+            Kind::Copy => Op::Memcpy,
+            Kind::Fill => Op::Memset,
+        };
+        let mut ops = vec![baseline];
+        ops.extend(Mode::ALL.map(|m| self.op(m)));
+        ops
+    }
+
+    /// The environment variable that sets this kind's threshold.
+    pub fn env(self) -> &'static str {
+        match self {
+            Kind::Copy => "CACHECOPY_NT_THRESHOLD",
+            Kind::Fill => "CACHECOPY_FILL_NT_THRESHOLD",
+        }
+    }
+
+    /// The function that reports this kind's threshold, and its value now.
+    pub fn threshold(self) -> (&'static str, usize) {
+        match self {
+            Kind::Copy => ("nt_threshold", cachecopy::nt_threshold()),
+            Kind::Fill => ("fill_nt_threshold", cachecopy::fill_nt_threshold()),
+        }
     }
 }
 
@@ -118,9 +168,12 @@ pub fn round_order(n: usize, round: usize) -> Vec<usize> {
 /// One figure of a bandwidth table.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Cell {
+    /// Bytes per operation.
     pub size: usize,
+    /// Where the destination was.
     #[serde(serialize_with = "serialize_dest")]
     pub dest: Dest,
+    /// [`Op::name`].
     pub op: &'static str,
     /// GB/s.
     pub gbps: Summary,
@@ -161,6 +214,34 @@ pub fn table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_serialize_as_the_json_always_had_them() {
+        let cell = Cell {
+            size: 64,
+            dest: Dest::Cold,
+            op: "NonTemporal",
+            gbps: Summary::of(&[2.0]).unwrap(),
+            ratio: Summary::of(&[1.5]),
+        };
+        let v = serde_json::to_value(&cell).unwrap();
+        assert_eq!(v["dest"], "cold");
+        assert_eq!(v["op"], "NonTemporal");
+        assert_eq!(v["gbps"]["median"], 2.0);
+        assert_eq!(v["ratio"]["median"], 1.5);
+        assert_eq!(v["gbps"]["noisy"], false);
+        assert_eq!(serde_json::to_value(Kind::Fill).unwrap(), "fill");
+    }
+
+    #[test]
+    fn kinds_list_the_baseline_then_every_mode() {
+        let names = |k: Kind| k.ops().into_iter().map(Op::name).collect::<Vec<_>>();
+        let modes = ["Temporal", "NonTemporal", "FlushCache", "Auto"];
+        assert_eq!(names(Kind::Copy)[0], "memcpy");
+        assert_eq!(names(Kind::Fill)[0], "memset");
+        assert_eq!(names(Kind::Copy)[1..], modes);
+        assert_eq!(Kind::Fill.ops()[1], Op::Zero(Mode::Temporal));
+    }
 
     #[test]
     fn ops_do_what_they_say() {
