@@ -15,15 +15,18 @@
 //! destination**.
 //!
 //! - 4 x the cache: between two visits to one slot the walk writes four cache-fulls of other
-//!   lines, so under LRU and its approximations the slot has been evicted before it comes back.
+//!   lines, which evicts the slot under LRU and its approximations, and all but about 2 %
+//!   (e^-4) of its lines under random replacement.
 //! - At least 192 MiB: the cache size may be unknown, or understated (a virtual machine that
-//!   hides part of the topology, a system-level cache the CPU does not report). 192 MiB is twice
-//!   the largest L3 one core allocates into on current parts (96 MiB per die), so a slot stays
-//!   cold even then.
-//! - At most 512 MiB: a virtual machine can report its host's whole L3 (hundreds of MiB) as its
-//!   own. Four times that is over 1 GiB, pre-faulted for every arena: seconds of page faults and
-//!   memory the rest of a small shared machine (two cores, a few GiB to spare) needs, for slots
-//!   no colder than 512 MiB already makes them.
+//!   hides part of the topology, a system-level or L4 cache the CPU does not report). 192 MiB
+//!   is beyond the last-level cache of most parts, so a slot stays cold even then.
+//! - At most 512 MiB: the last-level cache a virtual machine reports can be its host socket's
+//!   whole L3 (hundreds of MiB, shared with other tenants). Four times that is over 1 GiB,
+//!   pre-faulted for every arena: about a second of page faults on a small shared machine (two
+//!   cores), and memory the rest of it needs. The price: with a last-level cache above 128 MiB
+//!   a slot comes back after less than 4 x the cache (2 x at 256 MiB, where under random
+//!   replacement about e^-2 ≈ 14 % of its lines could survive and flatter a cold figure
+//!   slightly). A caller that needs more passes its own length to [`Arena::with_len`].
 //! - At least 2 x the largest destination, whatever the cap: at least two slots, so a cold
 //!   destination is never the one just written.
 //!
