@@ -12,22 +12,23 @@ use std::hint::black_box;
 
 use cachecopy::{copy_with, fill, Backend, Mode};
 use criterion::{Criterion, Throughput};
-use util::{print_ratios, sizes, timed, Pool, Temp};
+use util::{print_ratios, sizes, timed, Dest};
 
 fn bench(c: &mut Criterion) {
     let active = Backend::active();
-    for size in sizes(64 << 20) {
+    let sizes = sizes(64 << 20);
+    let mut arena = util::arena(sizes.last().copied().unwrap_or(64));
+    for size in sizes {
         let src = vec![0x5au8; size];
-        for temp in [Temp::Hot, Temp::Cold] {
-            let mut g = c.benchmark_group(format!("copy/{}/{}", temp.name(), util::human(size)));
+        for dest in Dest::ALL {
+            let mut g = c.benchmark_group(format!("copy/{}/{}", dest.name(), util::human(size)));
             g.throughput(Throughput::Bytes(size as u64));
             if size >= 16 << 20 {
                 g.sample_size(10);
             }
-            let mut pool = Pool::new(size, temp);
             g.bench_function("memcpy", |b| {
-                timed(b, ("copy", size, temp, "memcpy"), || {
-                    pool.next().copy_from_slice(black_box(&src))
+                timed(b, ("copy", size, dest, "memcpy"), || {
+                    arena.dest(dest, size).copy_from_slice(black_box(&src))
                 })
             });
             for &backend in Backend::supported() {
@@ -38,8 +39,9 @@ fn bench(c: &mut Criterion) {
                         if mode == Mode::Temporal { "t" } else { "nt" }
                     );
                     g.bench_function(&name, |b| {
-                        timed(b, ("copy", size, temp, &name), || {
-                            copy_with(backend, pool.next(), black_box(&src), mode).unwrap()
+                        timed(b, ("copy", size, dest, &name), || {
+                            copy_with(backend, arena.dest(dest, size), black_box(&src), mode)
+                                .unwrap()
                         })
                     });
                 }
@@ -47,14 +49,14 @@ fn bench(c: &mut Criterion) {
             for (mode, name) in [(Mode::FlushCache, "flush"), (Mode::Auto, "auto")] {
                 let name = format!("{}-{name}", active.name());
                 g.bench_function(&name, |b| {
-                    timed(b, ("copy", size, temp, &name), || {
-                        copy_with(active, pool.next(), black_box(&src), mode).unwrap()
+                    timed(b, ("copy", size, dest, &name), || {
+                        copy_with(active, arena.dest(dest, size), black_box(&src), mode).unwrap()
                     })
                 });
             }
             g.bench_function("nt-memset", |b| {
-                timed(b, ("copy", size, temp, "nt-memset"), || {
-                    fill(pool.next(), 0, Mode::NonTemporal)
+                timed(b, ("copy", size, dest, "nt-memset"), || {
+                    fill(arena.dest(dest, size), 0, Mode::NonTemporal)
                 })
             });
             g.finish();

@@ -11,23 +11,24 @@ use std::hint::black_box;
 
 use cachecopy::{fill_with, Backend, Mode};
 use criterion::{Criterion, Throughput};
-use util::{print_ratios, sizes, timed, Pool, Temp};
+use util::{print_ratios, sizes, timed, Dest};
 
 fn bench(c: &mut Criterion) {
-    for size in sizes(256 << 20) {
-        for temp in [Temp::Hot, Temp::Cold] {
-            if temp == Temp::Cold && size > 64 << 20 {
+    let sizes = sizes(256 << 20);
+    let mut arena = util::arena(sizes.last().copied().unwrap_or(64));
+    for size in sizes {
+        for dest in Dest::ALL {
+            if dest == Dest::Cold && size > 64 << 20 {
                 continue; // already far beyond L3: the hot run is cold.
             }
-            let mut g = c.benchmark_group(format!("fill/{}/{}", temp.name(), util::human(size)));
+            let mut g = c.benchmark_group(format!("fill/{}/{}", dest.name(), util::human(size)));
             g.throughput(Throughput::Bytes(size as u64));
             if size >= 16 << 20 {
                 g.sample_size(10);
             }
-            let mut pool = Pool::new(size, temp);
             g.bench_function("memset", |b| {
-                timed(b, ("fill", size, temp, "memset"), || {
-                    pool.next().fill(black_box(0))
+                timed(b, ("fill", size, dest, "memset"), || {
+                    arena.dest(dest, size).fill(black_box(0))
                 })
             });
             for &backend in Backend::supported() {
@@ -38,8 +39,8 @@ fn bench(c: &mut Criterion) {
                         if mode == Mode::Temporal { "t" } else { "nt" }
                     );
                     g.bench_function(&name, |b| {
-                        timed(b, ("fill", size, temp, &name), || {
-                            fill_with(backend, pool.next(), black_box(0), mode).unwrap()
+                        timed(b, ("fill", size, dest, &name), || {
+                            fill_with(backend, arena.dest(dest, size), black_box(0), mode).unwrap()
                         })
                     });
                 }
@@ -50,8 +51,8 @@ fn bench(c: &mut Criterion) {
                 (Mode::Auto, "fill(Auto)"),
             ] {
                 g.bench_function(name, |b| {
-                    timed(b, ("fill", size, temp, name), || {
-                        cachecopy::fill(pool.next(), black_box(0), mode)
+                    timed(b, ("fill", size, dest, name), || {
+                        cachecopy::fill(arena.dest(dest, size), black_box(0), mode)
                     })
                 });
             }

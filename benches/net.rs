@@ -9,48 +9,16 @@
 //!
 //! `cargo bench --bench net -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 
+#[path = "util/mod.rs"]
+mod util;
+
 use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::net::{csum_and_copy, csum_partial, Frame};
 use cachecopy::{copy, Backend, Mode};
 use criterion::{Criterion, Throughput};
-
-/// Destination slots: one (hot) or spread over 192 MiB, far beyond the 32 MiB L3 (cold).
-struct Pool {
-    buf: Vec<u8>,
-    size: usize,
-    stride: usize,
-    slots: usize,
-    next: usize,
-}
-
-impl Pool {
-    fn new(size: usize, cold: bool) -> Pool {
-        let stride = (size.div_ceil(4096) + 1) * 4096;
-        let slots = if cold {
-            ((192usize << 20) / stride).max(3)
-        } else {
-            1
-        };
-        let mut buf = vec![0u8; stride * slots];
-        for p in buf.chunks_mut(4096) {
-            p[0] = 1; // mapped, so "cold" means uncached, not unmapped
-        }
-        Pool {
-            buf,
-            size,
-            stride,
-            slots,
-            next: 0,
-        }
-    }
-    fn next(&mut self) -> &mut [u8] {
-        let at = self.next * self.stride;
-        self.next = (self.next + 1) % self.slots;
-        &mut self.buf[at..at + self.size]
-    }
-}
+use util::Dest;
 
 fn human(n: usize) -> String {
     match n {
@@ -77,13 +45,13 @@ fn copy_nt(dst: &mut [u8], src: &[u8]) -> u32 {
 
 type CopyFn = fn(&mut [u8], &[u8]) -> u32;
 
-/// One comparison: (name, ours, baseline, sizes, cold destination, target ratio, target text).
+/// One comparison: (name, ours, baseline, sizes, destination, target ratio, target text).
 type Pair = (
     &'static str,
     CopyFn,
     CopyFn,
     &'static [usize],
-    bool,
+    Dest,
     f64,
     &'static str,
 );
@@ -94,7 +62,7 @@ const PAIRS: [Pair; 2] = [
         fused_t,
         copy_then_sum,
         &[64, 256, 1500, 4096, 65536],
-        false,
+        Dest::Hot,
         0.7,
         "<= 0.70",
     ),
@@ -103,17 +71,20 @@ const PAIRS: [Pair; 2] = [
         fused_nt,
         copy_nt,
         &[4096, 65536, 1 << 20],
-        true,
+        Dest::Cold,
         1.15,
         "<= 1.15",
     ),
 ];
 
+/// The largest size in [`PAIRS`]: what the destination arena must hold.
+const LARGEST: usize = 1 << 20;
+
 fn criterion_benches(c: &mut Criterion) {
-    for (name, ours, base, sizes, cold, _, _) in PAIRS {
+    let mut arena = util::arena(LARGEST);
+    for (name, ours, base, sizes, dest, _, _) in PAIRS {
         for &size in sizes.iter().filter(|&&s| s >= 1500) {
             let src: Vec<u8> = (0..size).map(|i| i as u8).collect();
-            let mut pool = Pool::new(size, cold);
             let mut g = c.benchmark_group(format!(
                 "net/{}/{}",
                 name.split(' ').next().unwrap_or(name),
@@ -129,7 +100,7 @@ fn criterion_benches(c: &mut Criterion) {
             };
             for f in [ours, base] {
                 g.bench_function(format!("{} {}", label(f), name), |b| {
-                    b.iter(|| f(pool.next(), black_box(&src)))
+                    b.iter(|| f(arena.dest(dest, size), black_box(&src)))
                 });
             }
             g.finish();
@@ -201,20 +172,19 @@ fn ratios() {
         "{:<32} {:>8} {:>11} {:>11} {:>7}  target",
         "pair", "size", "ours", "baseline", "ratio"
     );
-    for (name, ours, base, sizes, cold, target, text) in PAIRS {
+    let arena = std::cell::RefCell::new(util::arena(LARGEST));
+    for (name, ours, base, sizes, dest, target, text) in PAIRS {
         for &size in sizes {
             let src: Vec<u8> = (0..size).map(|i| (i * 7) as u8).collect();
-            let mut pool = Pool::new(size, cold);
             let per_round = ((4 << 20) / size).clamp(16, 20_000);
-            let pool = std::cell::RefCell::new(&mut pool);
             let (a, b) = interleaved(
                 31,
                 per_round,
                 || {
-                    black_box(ours(pool.borrow_mut().next(), black_box(&src)));
+                    black_box(ours(arena.borrow_mut().dest(dest, size), black_box(&src)));
                 },
                 || {
-                    black_box(base(pool.borrow_mut().next(), black_box(&src)));
+                    black_box(base(arena.borrow_mut().dest(dest, size), black_box(&src)));
                 },
             );
             let r = a / b;

@@ -1,5 +1,6 @@
-//! Shared bench plumbing: destination pools for hot/cold runs, a recorder of per-iteration
-//! times taken through criterion's `iter_custom`, and the ratio tables each bench prints.
+//! Shared bench plumbing: the hot/cold destination arena (the report's, from `cachecopy-arena`),
+//! a recorder of per-iteration times taken through criterion's `iter_custom`, and the ratio
+//! tables each bench prints.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -7,6 +8,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::Bencher;
+
+pub use cachecopy_arena::{Arena, Dest};
 
 /// Sizes 64 B .. `max` by factors of 4.
 pub fn sizes(max: usize) -> Vec<usize> {
@@ -20,81 +23,31 @@ pub fn sizes(max: usize) -> Vec<usize> {
     v
 }
 
-/// `hot` or `cold` destination.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Temp {
-    Hot,
-    Cold,
+/// One arena for every destination of a bench, hot and cold, of up to `largest` bytes, sized
+/// by the shared rule from this machine's last-level cache (see `cachecopy_arena`).
+pub fn arena(largest: usize) -> Arena {
+    let caches = cachecopy::cpu().caches;
+    Arena::new(caches.l3.or(caches.l2), largest)
 }
 
-impl Temp {
-    pub fn name(self) -> &'static str {
-        match self {
-            Temp::Hot => "hot",
-            Temp::Cold => "cold",
-        }
-    }
-}
-
-/// Destination slots: one slot re-used (hot), or slots spread over 192 MiB, far more than the
-/// 32 MiB L3, visited round-robin 4 KiB apart at least, so every write finds a cold line (cold).
-pub struct Pool {
-    buf: Vec<u8>,
-    size: usize,
-    stride: usize,
-    slots: usize,
-    next: usize,
-}
-
-impl Pool {
-    pub fn new(size: usize, temp: Temp) -> Pool {
-        let stride = (size.div_ceil(4096) * 4096 + 4096).max(8192);
-        let slots = match temp {
-            Temp::Hot => 1,
-            Temp::Cold => ((192usize << 20) / stride).max(3),
-        };
-        let mut buf = vec![0u8; stride * slots + 64];
-        // Touch every page so cold means "not cached", not "not mapped".
-        for p in buf.chunks_mut(4096) {
-            p[0] = 1;
-        }
-        Pool {
-            buf,
-            size,
-            stride,
-            slots,
-            next: 0,
-        }
-    }
-
-    /// The next destination slot.
-    pub fn next(&mut self) -> &mut [u8] {
-        let i = self.next;
-        // No `%`: a division per call would sit in the timed loop's dependency chain (~4 ns).
-        self.next = if i + 1 == self.slots { 0 } else { i + 1 };
-        let at = i * self.stride;
-        &mut self.buf[at..at + self.size]
-    }
-}
-
-/// (group, size, temperature, variant).
-type Key = (String, usize, Temp, String);
+/// (group, size, destination, variant).
+type Key = (String, usize, Dest, String);
 
 static RECORD: Mutex<BTreeMap<Key, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
-/// Times `f` through criterion and records seconds per iteration under (group, size, temp, name).
-pub fn timed(b: &mut Bencher, key: (&str, usize, Temp, &str), mut f: impl FnMut()) {
+/// Times `f` through criterion and records seconds per iteration under (group, size, dest, name).
+pub fn timed(b: &mut Bencher, key: (&str, usize, Dest, &str), mut f: impl FnMut()) {
     b.iter_custom(|iters| {
         let t = Instant::now();
         for _ in 0..iters {
             f();
         }
         let d: Duration = t.elapsed();
-        let (g, s, temp, n) = key;
+        let (g, s, dest, n) = key;
         RECORD
             .lock()
             .unwrap()
-            .entry((g.to_string(), s, temp, n.to_string()))
+            .entry((g.to_string(), s, dest, n.to_string()))
             .or_default()
             .push(d.as_secs_f64() / iters as f64);
         d
@@ -106,7 +59,7 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Prints, for `group`, a table per temperature: size, baseline GB/s, and each variant's speed
+/// Prints, for `group`, a table per destination: size, baseline GB/s, and each variant's speed
 /// as a ratio of the baseline's (baseline time / variant time; > 1 is faster).
 pub fn print_ratios(group: &str, baseline: &str) {
     let mut rec = RECORD.lock().unwrap();
@@ -116,11 +69,11 @@ pub fn print_ratios(group: &str, baseline: &str) {
             names.push(n.clone());
         }
     }
-    for temp in [Temp::Hot, Temp::Cold] {
+    for dest in Dest::ALL {
         let sizes: Vec<usize> = {
             let mut s: Vec<usize> = rec
                 .keys()
-                .filter(|k| k.0 == group && k.2 == temp)
+                .filter(|k| k.0 == group && k.2 == dest)
                 .map(|k| k.1)
                 .collect();
             s.dedup();
@@ -131,7 +84,7 @@ pub fn print_ratios(group: &str, baseline: &str) {
         }
         println!(
             "\n{group}, {} destination: speed relative to {baseline} (medians; >1 = faster)",
-            temp.name()
+            dest.name()
         );
         print!("{:>10} {:>10}", "size", format!("{baseline} GB/s"));
         for n in &names {
@@ -139,7 +92,7 @@ pub fn print_ratios(group: &str, baseline: &str) {
         }
         println!();
         for s in sizes {
-            let key = |n: &str| (group.to_string(), s, temp, n.to_string());
+            let key = |n: &str| (group.to_string(), s, dest, n.to_string());
             let Some(base) = rec.get_mut(&key(baseline)).map(|v| median(v)) else {
                 continue;
             };

@@ -1,8 +1,100 @@
 //! `cachecopy`: what each copy mode is worth on this machine. `cargo run --release` runs
-//! `cachecopy report`; `--help` lists the flags.
+//! `cachecopy report`: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
+//! experiment, cache pollution and the `Auto` calibration, as text, JSON and SVG; `--help` lists
+//! the flags.
+//!
+//! Each section is a module that measures and prints (`section`); `text` formats for all of
+//! them, `measure` times, `session` holds what they share.
 
-mod report;
+mod bandwidth;
+mod calibrate;
+mod cli;
+mod json;
+mod machine;
+mod measure;
+mod plan;
+mod plot;
+mod pollution;
+mod seed;
+mod session;
+mod stats;
+mod text;
+
+use std::time::Instant;
+
+use cli::{Command, Options, Scale};
+use measure::Kind;
+use session::{out, Session};
 
 fn main() {
-    std::process::exit(report::main());
+    std::process::exit(run());
+}
+
+/// Runs the command line; returns the exit code.
+fn run() -> i32 {
+    match cli::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Help) => {
+            println!("{}", cli::USAGE);
+            0
+        }
+        Ok(Command::Report(o)) => match report(&o) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("cachecopy: {e}");
+                1
+            }
+        },
+        Err(e) => {
+            eprintln!("cachecopy: {e}\n\n{}", cli::USAGE);
+            2
+        }
+    }
+}
+
+/// The report: the sections in order, each measuring and printing, then the files asked for.
+fn report(o: &Options) -> Result<(), String> {
+    let t0 = Instant::now();
+    let date = text::today();
+    let scale = match o.scale {
+        Scale::Full => String::new(),
+        s => format!(" (--{})", s.name()),
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    out(&format!("cachecopy {version} report, {date}{scale}\n\n"));
+
+    let machine = machine::section();
+    let mut s = Session::new(o, &machine);
+    let bandwidth = bandwidth::section(&mut s, Kind::Copy);
+    let seed = seed::section(&mut s);
+    let pollution = pollution::section(&mut s);
+    let calibration = calibrate::section(&mut s, Kind::Copy);
+    let fill_calibration = calibrate::section(&mut s, Kind::Fill);
+    let fill = bandwidth::section(&mut s, Kind::Fill);
+    let iterations = s.plan.samples;
+    s.finish();
+
+    let report = json::Report {
+        cachecopy: version,
+        date,
+        scale: o.scale.name(),
+        iterations,
+        seconds: t0.elapsed().as_secs_f64(),
+        machine,
+        bandwidth,
+        fill,
+        seed,
+        pollution,
+        calibration,
+        fill_calibration,
+    };
+    out(&format!("Done in {:.0} s.\n", report.seconds));
+    if let Some(path) = &o.json {
+        json::write(&report, path)?;
+        out(&format!("JSON: {}\n", path.display()));
+    }
+    if let Some(path) = &o.svg {
+        plot::write(&report, path)?;
+        out(&format!("SVG: {}\n", path.display()));
+    }
+    Ok(())
 }

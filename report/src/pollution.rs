@@ -7,11 +7,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::measure::{Arena, Buf, Dest, Op};
-use super::stats::{paired_ratio, Summary};
+use crate::measure::{Arena, Buf, Dest, Op};
+use crate::session::Session;
+use crate::stats::{paired_ratio, Summary};
+use crate::text::{self, num, range, ratio, size};
 
+/// One figure: a victim size after one operation.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// Bytes of the victim working set.
     pub victim: usize,
     /// `"none"` or the copy's op name.
     pub op: &'static str,
@@ -21,13 +25,34 @@ pub struct Row {
     pub slowdown: Summary,
 }
 
+/// Section 4's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Pollution {
+    /// Bytes of the copy between the victim's reads.
     pub copy: usize,
+    /// Every victim size, every op.
     pub rows: Vec<Row>,
 }
 
-pub fn run(
+/// Measures and prints section 4.
+pub fn section(s: &mut Session) -> Pollution {
+    s.start("4. cache pollution");
+    let tick = s.ticker();
+    let p = &s.plan;
+    let pollution = run(
+        &p.victims,
+        p.pollution_copy,
+        s.src.as_slice(),
+        &mut s.arena,
+        p.pollution_samples,
+        tick,
+    );
+    s.print(&print(&pollution));
+    pollution
+}
+
+/// Times the victim's re-read after each op (and after none), `samples` rounds per victim.
+fn run(
     victims: &[usize],
     copy: usize,
     src: &[u8],
@@ -76,6 +101,34 @@ fn read(v: &[u8]) {
     black_box(acc);
 }
 
+/// Section 4's text: a row per victim, µs to re-read it after each op and the slowdown.
+fn print(p: &Pollution) -> String {
+    let mut s = format!(
+        "4. Cache pollution: re-reading a victim working set after one {} copy into a cold \
+         destination; µs median (min-max) and ÷ the re-read with no copy in between\n",
+        size(p.copy)
+    );
+    let ops = text::distinct(p.rows.iter().map(|r| r.op));
+    let victims = text::distinct(p.rows.iter().map(|r| r.victim));
+    let cols: Vec<(&str, &str)> = ops.iter().map(|&op| (op, op)).collect();
+    s.push_str(&text::by_size("victim", &victims, &cols, |v, op| {
+        let r = p.rows.iter().find(|r| r.victim == v && r.op == op)?;
+        let us = Summary {
+            median: r.reread_ns.median / 1e3,
+            min: r.reread_ns.min / 1e3,
+            max: r.reread_ns.max / 1e3,
+            noisy: r.reread_ns.noisy,
+        };
+        Some(if r.op == "none" {
+            range(&us)
+        } else {
+            format!("{} {}", num(us.median), ratio(&r.slowdown))
+        })
+    }));
+    s.push('\n');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +136,7 @@ mod tests {
     #[test]
     fn every_mode_is_measured() {
         let src = vec![5u8; 64 << 10];
-        let mut arena = Arena::new(1 << 20);
+        let mut arena = Arena::with_len(1 << 20);
         let p = run(&[16 << 10], 64 << 10, &src, &mut arena, 2, || {});
         let names: Vec<_> = p.rows.iter().map(|r| r.op).collect();
         assert_eq!(
@@ -98,5 +151,9 @@ mod tests {
             ]
         );
         assert!(p.rows.iter().all(|r| r.reread_ns.median > 0.0));
+        let t = print(&p);
+        assert!(t.starts_with("4. Cache pollution"), "{t}");
+        assert!(t.contains("   victim  "), "{t}");
+        assert!(t.contains("16 KiB"), "{t}");
     }
 }

@@ -1,12 +1,14 @@
-//! The timing engine: page-aligned, pre-faulted buffers; hot and cold destinations; every
-//! variant of one size measured round by round, interleaved, so drift hits all alike.
+//! The timing engine: every variant of one size measured round by round, interleaved, so drift
+//! hits all alike, into hot or cold destinations of the shared arena (`cachecopy-arena`, the
+//! benches' too).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::Mode;
+pub use cachecopy_arena::{Arena, Buf, Dest};
 
-use super::stats::{paired_ratio, Summary};
+use crate::stats::{paired_ratio, Summary};
 
 /// One operation the report times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +24,7 @@ pub enum Op {
 }
 
 impl Op {
+    /// The name tables and the JSON use: `memcpy`, `memset` or the mode's.
     pub fn name(self) -> &'static str {
         match self {
             Op::Memcpy => "memcpy",
@@ -44,77 +47,58 @@ impl Op {
     }
 }
 
-/// Where the destination lives when an operation starts.
+/// What a section measures: copies or fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Dest {
-    /// The same buffer every time, after one untimed run of the same op: cached whenever it fits
-    /// (and the op leaves it cached).
-    Hot,
-    /// A different slot of an arena several times the L3 each time, visited in a scattered
-    /// order (consecutive slots lie pages apart, so no prefetcher follows): not cached.
-    Cold,
+pub enum Kind {
+    /// `cachecopy::copy` against `copy_from_slice` (glibc `memcpy`); `Auto` switches at
+    /// `nt_threshold()` / `CACHECOPY_NT_THRESHOLD`.
+    Copy,
+    /// `cachecopy::zero` against `fill(0)` (glibc `memset`); `Auto` switches at
+    /// `fill_nt_threshold()` / `CACHECOPY_FILL_NT_THRESHOLD`.
+    Fill,
 }
 
-/// A page-aligned, pre-faulted byte buffer.
-pub struct Buf {
-    v: Vec<u8>,
-    off: usize,
-    len: usize,
-}
-
-impl Buf {
-    pub fn new(len: usize, byte: u8) -> Buf {
-        // A non-zero fill writes every page now, so no timed run takes a page fault.
-        let v = vec![byte; len + 4096];
-        let off = v.as_ptr().align_offset(4096);
-        Buf { v, off, len }
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn as_slice(&self) -> &[u8] {
-        &self.v[self.off..self.off + self.len]
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.v[self.off..self.off + self.len]
-    }
-}
-
-/// Destinations: slot 0 for hot runs, a scattered walk over every slot for cold ones.
-pub struct Arena {
-    buf: Buf,
-    cursor: u64,
-}
-
-impl Arena {
-    pub fn new(len: usize) -> Arena {
-        Arena {
-            buf: Buf::new(len, 0x11),
-            cursor: 0,
+impl Kind {
+    /// This kind's operation in `mode`.
+    pub fn op(self, mode: Mode) -> Op {
+        match self {
+            Kind::Copy => Op::Copy(mode),
+            Kind::Fill => Op::Zero(mode),
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.buf.len()
+    /// The baseline, then every mode: the columns of a bandwidth table.
+    pub fn ops(self) -> Vec<Op> {
+        let baseline = match self {
+            Kind::Copy => Op::Memcpy,
+            Kind::Fill => Op::Memset,
+        };
+        let mut ops = vec![baseline];
+        ops.extend(Mode::ALL.map(|m| self.op(m)));
+        ops
     }
 
-    /// The destination for the next `size`-byte operation.
-    pub fn dest(&mut self, dest: Dest, size: usize) -> &mut [u8] {
-        let off = match dest {
-            Dest::Hot => 0,
-            Dest::Cold => {
-                let gran = size.next_multiple_of(64);
-                let slots = (self.buf.len() / gran).max(1);
-                // Largest power of two ≤ slots: multiplying by an odd constant permutes it.
-                let slots = 1u64 << (63 - (slots as u64).leading_zeros());
-                self.cursor = self.cursor.wrapping_add(1);
-                let slot = self.cursor.wrapping_mul(0x9e37_79b9_7f4a_7c15) & (slots - 1);
-                slot as usize * gran
-            }
-        };
-        &mut self.buf.as_mut_slice()[off..off + size]
+    /// The environment variable that sets this kind's threshold.
+    pub fn env(self) -> &'static str {
+        match self {
+            Kind::Copy => "CACHECOPY_NT_THRESHOLD",
+            Kind::Fill => "CACHECOPY_FILL_NT_THRESHOLD",
+        }
     }
+
+    /// The function that reports this kind's threshold, and its value now.
+    pub fn threshold(self) -> (&'static str, usize) {
+        match self {
+            Kind::Copy => ("nt_threshold", cachecopy::nt_threshold()),
+            Kind::Fill => ("fill_nt_threshold", cachecopy::fill_nt_threshold()),
+        }
+    }
+}
+
+/// Serializes a [`Dest`] as its name, `"hot"` or `"cold"` (the JSON's spelling).
+pub fn serialize_dest<S: serde::Serializer>(dest: &Dest, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(dest.name())
 }
 
 /// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at
@@ -184,8 +168,12 @@ pub fn round_order(n: usize, round: usize) -> Vec<usize> {
 /// One figure of a bandwidth table.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Cell {
+    /// Bytes per operation.
     pub size: usize,
+    /// Where the destination was.
+    #[serde(serialize_with = "serialize_dest")]
     pub dest: Dest,
+    /// [`Op::name`].
     pub op: &'static str,
     /// GB/s.
     pub gbps: Summary,
@@ -204,7 +192,7 @@ pub fn table(
     mut tick: impl FnMut(),
 ) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for dest in [Dest::Hot, Dest::Cold] {
+    for dest in Dest::ALL {
         for &size in sizes {
             let runs = runs_per_sample(size, sample_bytes);
             let r = interleaved(ops, size, dest, src, arena, samples, runs);
@@ -228,19 +216,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cold_slots_are_scattered_and_in_bounds() {
-        let mut a = Arena::new(1 << 20);
-        let base = a.dest(Dest::Hot, 1).as_ptr() as usize;
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..256 {
-            let d = a.dest(Dest::Cold, 4096);
-            assert_eq!(d.len(), 4096);
-            seen.insert(d.as_ptr() as usize - base);
-        }
-        // 256 slots of 4 KiB, every one visited.
-        assert_eq!(seen.len(), 256);
-        // A destination as large as the arena still fits.
-        assert_eq!(a.dest(Dest::Cold, 1 << 20).len(), 1 << 20);
+    fn cells_serialize_as_the_json_always_had_them() {
+        let cell = Cell {
+            size: 64,
+            dest: Dest::Cold,
+            op: "NonTemporal",
+            gbps: Summary::of(&[2.0]).unwrap(),
+            ratio: Summary::of(&[1.5]),
+        };
+        let v = serde_json::to_value(&cell).unwrap();
+        assert_eq!(v["dest"], "cold");
+        assert_eq!(v["op"], "NonTemporal");
+        assert_eq!(v["gbps"]["median"], 2.0);
+        assert_eq!(v["ratio"]["median"], 1.5);
+        assert_eq!(v["gbps"]["noisy"], false);
+        assert_eq!(serde_json::to_value(Kind::Fill).unwrap(), "fill");
+    }
+
+    #[test]
+    fn kinds_list_the_baseline_then_every_mode() {
+        let names = |k: Kind| k.ops().into_iter().map(Op::name).collect::<Vec<_>>();
+        let modes = ["Temporal", "NonTemporal", "FlushCache", "Auto"];
+        assert_eq!(names(Kind::Copy)[0], "memcpy");
+        assert_eq!(names(Kind::Fill)[0], "memset");
+        assert_eq!(names(Kind::Copy)[1..], modes);
+        assert_eq!(Kind::Fill.ops()[1], Op::Zero(Mode::Temporal));
     }
 
     #[test]

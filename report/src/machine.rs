@@ -3,6 +3,10 @@
 use cachecopy::{Backend, Cpu};
 use serde::Serialize;
 
+use crate::session::out;
+use crate::text::{field, size};
+
+/// What section 1 found: the CPU, its caches, the backends and where the thresholds lie.
 #[derive(Clone, Debug, Serialize)]
 pub struct Machine {
     pub arch: &'static str,
@@ -38,7 +42,15 @@ pub struct Glibc {
     pub how: String,
 }
 
-pub fn detect() -> Machine {
+/// Detects the machine and prints section 1.
+pub fn section() -> Machine {
+    let m = detect();
+    out(&print(&m));
+    m
+}
+
+/// What `cachecopy` detected, and what glibc would do.
+fn detect() -> Machine {
     let cpu = cachecopy::cpu();
     let c = cpu.caches;
     Machine {
@@ -170,20 +182,63 @@ fn legacy_l3() -> Option<usize> {
     None
 }
 
-/// `1536` → `1.5 KiB`, `4194304` → `4 MiB`.
-pub fn size(bytes: usize) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
+/// Section 1's text.
+fn print(m: &Machine) -> String {
+    let mut s = String::from("1. Machine\n");
+    let opt = |v: Option<usize>| v.map_or("?".to_string(), size);
+    let kernel = m.kernel.as_ref().map(|k| format!(", Linux {k}"));
+    let (brand, cpus) = (&m.brand, m.cpus);
+    let cpu = format!(
+        "{} {brand} ({}, {cpus} CPUs{})",
+        m.vendor,
+        m.arch,
+        kernel.unwrap_or_default()
+    );
+    field(&mut s, "CPU", cpu);
+    field(&mut s, "features", m.features.join(" "));
+    let shared = m.l3_shared_by.map(|n| format!(" shared by {n}"));
+    let caches = format!(
+        "line {} B, L1d {}, L2 {}, L3 {}{} ({})",
+        m.line,
+        opt(m.l1d),
+        opt(m.l2),
+        opt(m.l3),
+        shared.unwrap_or_default(),
+        m.cache_source
+    );
+    field(&mut s, "caches", caches);
+    let backends = format!("{} (active: {})", m.backends.join(", "), m.active);
+    field(&mut s, "backends", backends);
+    let flush = format!("{} (can run: {})", m.flush, m.flush_ops.join(", "));
+    field(&mut s, "flush", flush);
+    let nt = format!(
+        "{} ({}); fills {}",
+        size(m.nt_threshold),
+        m.nt_threshold_source,
+        size(m.fill_nt_threshold)
+    );
+    field(&mut s, "NT threshold", nt);
+    if let Some(t) = m.fill_rep_threshold {
+        field(
+            &mut s,
+            "rep stosb",
+            format!("Temporal fills from {}", size(t)),
+        );
     }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+    if let Some(b) = m.zero_block {
+        field(
+            &mut s,
+            "dc zva",
+            format!("Temporal zeroing in {b}-byte blocks"),
+        );
     }
+    let glibc = match &m.glibc {
+        Some(g) => format!("streams from {} ({})", size(g.nt_threshold), g.how),
+        None => "threshold unknown (no glibc loader to ask)".to_string(),
+    };
+    field(&mut s, "glibc memcpy", glibc);
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]
@@ -191,11 +246,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_print_in_binary_units() {
-        assert_eq!(size(64), "64 B");
-        assert_eq!(size(1536), "1.5 KiB");
-        assert_eq!(size(4 << 20), "4 MiB");
-        assert_eq!(size(192 << 20), "192 MiB");
+    fn section_one_lists_the_machine() {
+        let t = print(&detect());
+        assert!(t.starts_with("1. Machine\n   CPU            "), "{t}");
+        for label in [
+            "features",
+            "caches",
+            "backends",
+            "NT threshold",
+            "glibc memcpy",
+        ] {
+            assert!(t.contains(&format!("\n   {label:<15}")), "{label} in {t}");
+        }
     }
 
     #[test]

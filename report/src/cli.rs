@@ -34,6 +34,17 @@ pub enum Scale {
     Tiny,
 }
 
+impl Scale {
+    /// `full`, `quick` or `tiny`: the JSON's `scale` and, but for `full`, the flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Full => "full",
+            Scale::Quick => "quick",
+            Scale::Tiny => "tiny",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     pub scale: Scale,

@@ -6,8 +6,9 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::machine::size;
-use super::measure::{Cell, Dest};
+use crate::json::Report;
+use crate::measure::{Cell, Dest};
+use crate::text::{self, size};
 
 /// One colour per op, in table order (memcpy first): the baseline in grey.
 const COLOURS: [RGBColor; 6] = [
@@ -19,8 +20,23 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(148, 103, 189),
 ];
 
+/// Writes the plot of the report's copy bandwidth to `path`, titled with the machine and date.
+pub fn write(report: &Report, path: &Path) -> Result<(), String> {
+    let m = &report.machine;
+    let cpu = if m.brand.is_empty() {
+        &m.vendor
+    } else {
+        &m.brand
+    };
+    let title = format!(
+        "cachecopy {}: copy bandwidth per mode, {cpu} ({}), {}",
+        report.cachecopy, m.active, report.date
+    );
+    write_svg(&report.bandwidth, &title, m.nt_threshold, path)
+}
+
 /// Writes the plot of `cells` (a bandwidth table) to `path`. `threshold` marks `Auto`'s switch.
-pub fn write_svg(cells: &[Cell], title: &str, threshold: usize, path: &Path) -> Result<(), String> {
+fn write_svg(cells: &[Cell], title: &str, threshold: usize, path: &Path) -> Result<(), String> {
     draw(cells, title, threshold, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -30,12 +46,7 @@ fn draw(
     threshold: usize,
     path: &Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut ops: Vec<&str> = Vec::new();
-    for c in cells {
-        if !ops.contains(&c.op) {
-            ops.push(c.op);
-        }
-    }
+    let ops = text::distinct(cells.iter().map(|c| c.op));
     let lg = |s: usize| (s.max(1) as f64).log2();
     let (mut x0, mut x1) = (f64::MAX, f64::MIN);
     let (mut y0, mut y1) = (f64::MAX, f64::MIN);
@@ -59,7 +70,7 @@ fn draw(
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 24))?;
     let panels = root.split_evenly((1, 2));
-    for (area, dest) in panels.iter().zip([Dest::Hot, Dest::Cold]) {
+    for (area, dest) in panels.iter().zip(Dest::ALL) {
         let caption = match dest {
             Dest::Hot => "hot destination (cached when it fits)",
             Dest::Cold => "cold destination (not cached)",
@@ -146,12 +157,12 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::stats::Summary;
+    use crate::stats::Summary;
 
     #[test]
     fn writes_one_line_per_op_and_panel() {
         let mut cells = Vec::new();
-        for dest in [Dest::Hot, Dest::Cold] {
+        for dest in Dest::ALL {
             for (k, size) in [64usize, 4096, 1 << 20].into_iter().enumerate() {
                 for (i, op) in ["memcpy", "Temporal", "NonTemporal"]
                     .into_iter()

@@ -4,48 +4,40 @@
 use cachecopy::Mode;
 use serde::Serialize;
 
-use super::measure::{self, Arena, Dest, Op};
-use super::stats::{paired_ratio, Summary};
+use crate::measure::{self, Arena, Dest, Kind};
+use crate::session::Session;
+use crate::stats::{paired_ratio, Summary};
+use crate::text::{self, field, ratio, size};
 
+/// One calibration figure.
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
+    /// Bytes per operation.
     pub size: usize,
+    /// Where the destination was.
+    #[serde(serialize_with = "measure::serialize_dest")]
     pub dest: Dest,
     /// NonTemporal ÷ Temporal, per round.
     pub ratio: Summary,
 }
 
-/// What is calibrated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// `cachecopy::copy`, threshold `nt_threshold()` / `CACHECOPY_NT_THRESHOLD`.
-    Copy,
-    /// `cachecopy::zero`, threshold `fill_nt_threshold()` / `CACHECOPY_FILL_NT_THRESHOLD`.
-    Fill,
-}
-
-impl Kind {
-    /// The environment variable that sets this kind's threshold.
-    pub fn env(self) -> &'static str {
-        match self {
-            Kind::Copy => "CACHECOPY_NT_THRESHOLD",
-            Kind::Fill => "CACHECOPY_FILL_NT_THRESHOLD",
-        }
-    }
-}
-
+/// A section 5 (copies) or 5b (fills).
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
+    /// Copies or fills.
     pub kind: Kind,
+    /// Every size, cold then hot.
     pub points: Vec<Point>,
     /// Where streaming stops losing to temporal stores (see [`crossover`]), for a cold and a hot
     /// destination.
     pub crossover_cold: Option<usize>,
+    /// As `crossover_cold`, for a hot destination.
     pub crossover_hot: Option<usize>,
     /// The recommended `CACHECOPY_NT_THRESHOLD`: see [`recommend`].
     pub recommended: Option<usize>,
+    /// The threshold `Auto` uses now.
     pub builtin: usize,
+    /// glibc `memcpy`'s own switch to streaming stores (copies only).
     pub glibc: Option<usize>,
 }
 
@@ -79,8 +71,33 @@ pub fn recommend(cold: Option<usize>, hot: Option<usize>) -> Option<usize> {
     hot.or(cold.map(|c| c.saturating_mul(4)))
 }
 
+/// Measures and prints section 5 (`Kind::Copy`) or 5b (`Kind::Fill`).
+pub fn section(s: &mut Session, kind: Kind) -> Calibration {
+    s.start(match kind {
+        Kind::Copy => "5. Auto calibration",
+        Kind::Fill => "5b. Auto calibration, fills",
+    });
+    let tick = s.ticker();
+    let p = &s.plan;
+    let glibc = s.machine.glibc.as_ref().map(|g| g.nt_threshold);
+    let c = run(
+        kind,
+        &p.calib_sizes,
+        s.src.as_slice(),
+        &mut s.arena,
+        p.calib_samples,
+        p.sample_bytes,
+        glibc,
+        tick,
+    );
+    s.print(&print(&c));
+    c
+}
+
+/// NonTemporal ÷ Temporal of `kind` at every size into cold, then hot destinations, and the
+/// crossovers and recommendation they give.
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+fn run(
     kind: Kind,
     sizes: &[usize],
     src: &[u8],
@@ -90,10 +107,7 @@ pub fn run(
     glibc: Option<usize>,
     mut tick: impl FnMut(),
 ) -> Calibration {
-    let ops = match kind {
-        Kind::Copy => [Op::Copy(Mode::Temporal), Op::Copy(Mode::NonTemporal)],
-        Kind::Fill => [Op::Zero(Mode::Temporal), Op::Zero(Mode::NonTemporal)],
-    };
+    let ops = [kind.op(Mode::Temporal), kind.op(Mode::NonTemporal)];
     let mut points = Vec::new();
     for dest in [Dest::Cold, Dest::Hot] {
         for &size in sizes {
@@ -121,12 +135,57 @@ pub fn run(
         crossover_cold,
         crossover_hot,
         recommended: recommend(crossover_cold, crossover_hot),
-        builtin: match kind {
-            Kind::Copy => cachecopy::nt_threshold(),
-            Kind::Fill => cachecopy::fill_nt_threshold(),
-        },
+        builtin: kind.threshold().1,
         glibc: glibc.filter(|_| kind == Kind::Copy),
     }
+}
+
+/// Section 5's or 5b's text: the ratios, the crossovers and what to set.
+fn print(c: &Calibration) -> String {
+    let mut s = String::from(match c.kind {
+        Kind::Copy => {
+            "5. Auto calibration, copies: NonTemporal / Temporal, paired per round (above 1: \
+             streaming wins)\n"
+        }
+        Kind::Fill => {
+            "5b. Auto calibration, fills (zero): NonTemporal / Temporal, paired per round\n"
+        }
+    });
+    let mut sizes = text::distinct(c.points.iter().map(|p| p.size));
+    sizes.sort_unstable();
+    let cols = [("cold dst", Dest::Cold), ("hot dst", Dest::Hot)];
+    s.push_str(&text::by_size("size", &sizes, &cols, |sz, d| {
+        let p = c.points.iter().find(|p| p.size == sz && p.dest == d)?;
+        Some(ratio(&p.ratio))
+    }));
+    let opt = |v: Option<usize>| v.map_or("none in range".to_string(), size);
+    let crossover = format!(
+        "cold destination {}, hot destination {}",
+        opt(c.crossover_cold),
+        opt(c.crossover_hot)
+    );
+    field(&mut s, "crossover", crossover);
+    let recommended = match c.recommended {
+        Some(r) => format!(
+            "{}={r}  ({}: from here streaming is no slower even into a cached destination)",
+            c.kind.env(),
+            size(r)
+        ),
+        None => "none: streaming never won in the measured range".to_string(),
+    };
+    field(&mut s, "recommended", recommended);
+    let builtin = format!(
+        "{} (cachecopy::{}())",
+        size(c.builtin),
+        c.kind.threshold().0
+    );
+    field(&mut s, "built-in", builtin);
+    if let Some(g) = c.glibc {
+        let glibc = format!("{} (memcpy's own switch to streaming stores)", size(g));
+        field(&mut s, "glibc", glibc);
+    }
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]
@@ -178,6 +237,41 @@ mod tests {
         assert_eq!(crossover(&[]), None);
         assert_eq!(crossover(&[(1, at(2.0)), (2, at(0.99))]), None);
         assert_eq!(crossover(&[(1, at(1.0)), (2, at(1.5))]), Some(1));
+    }
+
+    #[test]
+    fn the_text_has_the_table_and_the_advice() {
+        let point = |size, dest, r| Point {
+            size,
+            dest,
+            ratio: at(r),
+        };
+        let c = Calibration {
+            kind: Kind::Fill,
+            points: vec![
+                point(8192, Dest::Cold, 1.25),
+                point(4096, Dest::Cold, 0.5),
+                point(4096, Dest::Hot, 0.25),
+            ],
+            crossover_cold: Some(8192),
+            crossover_hot: None,
+            recommended: Some(32768),
+            builtin: 1 << 20,
+            glibc: None,
+        };
+        let t = print(&c);
+        assert!(t.starts_with("5b. Auto calibration, fills"), "{t}");
+        // Sorted by size; a missing point is an empty cell.
+        assert!(t.find("4 KiB").unwrap() < t.find("8 KiB").unwrap(), "{t}");
+        assert!(t.contains("0.50x    0.25x\n"), "{t}");
+        assert!(t.contains("1.25x"), "{t}");
+        assert!(t.contains("hot destination none in range"), "{t}");
+        assert!(
+            t.contains("CACHECOPY_FILL_NT_THRESHOLD=32768  (32 KiB"),
+            "{t}"
+        );
+        assert!(t.contains("1 MiB (cachecopy::fill_nt_threshold())"), "{t}");
+        assert!(!t.contains("   glibc  "), "{t}");
     }
 
     #[test]

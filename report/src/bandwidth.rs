@@ -1,0 +1,104 @@
+//! Sections 2 and 6: copy and fill bandwidth of every mode against glibc's `memcpy` and
+//! `memset`, into hot and cold destinations. One module for both: the tables differ only in
+//! their operations and sizes.
+
+use std::fmt::Write as _;
+
+use crate::measure::{self, Cell, Dest, Kind};
+use crate::session::Session;
+use crate::stats::NOISY_SPREAD;
+use crate::text::{self, range, ratio, size};
+
+/// Measures and prints section 2 (`Kind::Copy`) or 6 (`Kind::Fill`).
+pub fn section(s: &mut Session, kind: Kind) -> Vec<Cell> {
+    let (what, heading, baseline, sizes) = match kind {
+        Kind::Copy => (
+            "2. copy bandwidth",
+            "2. Copy bandwidth",
+            "memcpy (copy_from_slice)",
+            &s.plan.sizes,
+        ),
+        Kind::Fill => (
+            "6. fill bandwidth",
+            "6. Fill bandwidth (cachecopy::zero)",
+            "memset (slice.fill(0))",
+            &s.plan.fill_sizes,
+        ),
+    };
+    s.start(what);
+    let tick = s.ticker();
+    let cells = measure::table(
+        &kind.ops(),
+        sizes,
+        s.src.as_slice(),
+        &mut s.arena,
+        s.plan.samples,
+        s.plan.sample_bytes,
+        tick,
+    );
+    s.print(&print(heading, baseline, &cells, s.arena.len()));
+    cells
+}
+
+/// A table per destination: a row per size, a column per op, `median (min-max)` and the ratio
+/// to the baseline.
+fn print(heading: &str, baseline: &str, cells: &[Cell], arena: usize) -> String {
+    let ops = text::distinct(cells.iter().map(|c| c.op));
+    let sizes = text::distinct(cells.iter().map(|c| c.size));
+    let cols: Vec<(&str, &str)> = ops.iter().map(|&op| (op, op)).collect();
+    let mut s = format!(
+        "{heading}, GB/s: median (min-max) over interleaved rounds; ratio = op / {baseline}, \
+         paired per round; ~ = noisy (spread > {:.0} % of the median)\n",
+        NOISY_SPREAD * 100.0
+    );
+    for dest in Dest::ALL {
+        let _ = writeln!(
+            s,
+            "   {} destination{}",
+            dest.name(),
+            match dest {
+                Dest::Hot => " (the same buffer every time)".to_string(),
+                Dest::Cold => format!(" (scattered over a {} arena)", size(arena)),
+            }
+        );
+        s.push_str(&text::by_size("size", &sizes, &cols, |sz, op| {
+            let c = cells
+                .iter()
+                .find(|c| c.size == sz && c.dest == dest && c.op == op)?;
+            Some(match &c.ratio {
+                None => range(&c.gbps),
+                Some(r) => format!("{} {}", range(&c.gbps), ratio(r)),
+            })
+        }));
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Summary;
+
+    #[test]
+    fn tables_show_every_destination_op_and_ratio() {
+        let cell = |dest, op, ratio: Option<f64>| Cell {
+            size: 4096,
+            dest,
+            op,
+            gbps: Summary::of(&[2.0]).unwrap(),
+            ratio: ratio.and_then(|r| Summary::of(&[r])),
+        };
+        let cells = [
+            cell(Dest::Hot, "memcpy", None),
+            cell(Dest::Hot, "Auto", Some(1.5)),
+            cell(Dest::Cold, "memcpy", None),
+        ];
+        let t = print("2. Copy bandwidth", "memcpy", &cells, 1 << 20);
+        assert!(t.starts_with("2. Copy bandwidth, GB/s"), "{t}");
+        assert!(t.contains("hot destination (the same buffer every time)"));
+        assert!(t.contains("cold destination (scattered over a 1 MiB arena)"));
+        assert!(t.contains("2.00 (2.00-2.00) 1.50x"), "{t}");
+        assert_eq!(t.matches("4 KiB").count(), 2, "{t}");
+    }
+}

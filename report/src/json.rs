@@ -1,0 +1,46 @@
+//! `--json`: every figure of a run, as one document.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::calibrate::Calibration;
+use crate::machine::Machine;
+use crate::measure::Cell;
+use crate::pollution::Pollution;
+use crate::seed::Seed;
+
+/// Everything a run measured.
+#[derive(Serialize)]
+pub struct Report {
+    /// The crate's version.
+    pub cachecopy: &'static str,
+    /// UTC, `YYYY-MM-DD`.
+    pub date: String,
+    /// `full`, `quick` or `tiny`.
+    pub scale: &'static str,
+    /// Samples per bandwidth figure.
+    pub iterations: usize,
+    /// How long the run took.
+    pub seconds: f64,
+    /// Section 1.
+    pub machine: Machine,
+    /// Section 2.
+    pub bandwidth: Vec<Cell>,
+    /// Section 6.
+    pub fill: Vec<Cell>,
+    /// Section 3.
+    pub seed: Seed,
+    /// Section 4.
+    pub pollution: Pollution,
+    /// Section 5.
+    pub calibration: Calibration,
+    /// Section 5b.
+    pub fill_calibration: Calibration,
+}
+
+/// Writes `report` to `path`, pretty-printed.
+pub fn write(report: &Report, path: &Path) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,83 @@
+//! One run of the report: the plan, the machine, the source buffer and destination arena that
+//! every section measures with, and the progress bar the sections print their text around.
+
+use std::io::Write as _;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::{Options, Scale};
+use crate::machine::Machine;
+use crate::measure::{Arena, Buf};
+use crate::plan::Plan;
+
+/// Writes `text` to stdout now (flushed, so it shows before the next long measurement).
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// What the sections share.
+pub struct Session<'m> {
+    /// What to measure.
+    pub plan: Plan,
+    /// What section 1 found.
+    pub machine: &'m Machine,
+    /// The source of every copy: as large as the largest one.
+    pub src: Buf,
+    /// Every destination, hot and cold.
+    pub arena: Arena,
+    progress: ProgressBar,
+}
+
+impl<'m> Session<'m> {
+    /// Plans the run `o` asks for and allocates its buffers. The arena follows the shared sizing
+    /// rule (`cachecopy_arena::cold_footprint`) from the last-level cache, except with `--tiny`,
+    /// which exercises every path without measuring anything worth keeping: two slots suffice.
+    pub fn new(o: &Options, machine: &'m Machine) -> Session<'m> {
+        let plan = Plan::new(o);
+        let progress = ProgressBar::new(plan.steps());
+        progress.set_style(
+            ProgressStyle::with_template("{msg:<28} [{bar:32}] {pos}/{len} {elapsed}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        progress.set_message("allocating buffers");
+        let largest = plan.largest();
+        let src = Buf::new(largest, 0x5a);
+        let arena = if o.scale == Scale::Tiny {
+            Arena::with_len(2 * largest)
+        } else {
+            Arena::new(machine.l3.or(machine.l2), largest)
+        };
+        Session {
+            plan,
+            machine,
+            src,
+            arena,
+            progress,
+        }
+    }
+
+    /// Shows what is being measured now.
+    pub fn start(&self, what: &'static str) {
+        self.progress.set_message(what);
+    }
+
+    /// Prints a section's text above the progress bar.
+    pub fn print(&self, text: &str) {
+        self.progress.suspend(|| out(text));
+    }
+
+    /// A callback that advances the progress bar one step. It owns a handle to the bar and
+    /// borrows nothing, so it can be passed along with `&mut self.arena`.
+    pub fn ticker(&self) -> impl FnMut() + 'static {
+        let progress = self.progress.clone();
+        move || progress.inc(1)
+    }
+
+    /// Clears the progress bar: the sections are done.
+    pub fn finish(self) {
+        self.progress.finish_and_clear();
+    }
+}
