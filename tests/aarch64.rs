@@ -13,7 +13,9 @@ mod aarch64 {
     };
 
     /// Models that implement FEAT_DPB in QEMU 10 (`dc cvap` executes) and models that do not
-    /// (`dc cvap` raises SIGILL): /work/shared/cross/README.md.
+    /// (`dc cvap` raises SIGILL). CI runs `max` and `cortex-a72` (`.ci/run`); the README of the
+    /// shared cross-test scripts (`$SHARED/cross/README.md`, `SHARED=../shared` by default)
+    /// explains the choice.
     const DPB_MODELS: &[&str] = &[
         "max",
         "neoverse-n1",

@@ -17,7 +17,37 @@
 //! The operations keep Linux's names: [`copy_from_iter`] (gather into a slice),
 //! [`copy_to_iter`] (scatter a slice), [`copy_iter`] (cursor to cursor), [`zero_iter`]
 //! (`iov_iter_zero`), the `_full` forms that leave the cursor where it was unless everything
-//! fits, and the one-shot [`copy_from_iov`] / [`copy_to_iov`].
+//! fits, and the one-shot [`copy_from_iov`] / [`copy_to_iov`]. The cursor state ones are
+//! methods: `advance`, `revert`, `truncate`, `reexpand`, `save_state` / `restore`, `npages`,
+//! `alignment`, `gap_alignment`, `is_aligned`.
+//!
+//! Gather (`sendmsg`: header and payload into one frame, streamed past the cache):
+//!
+//! ```
+//! use cachecopy::iter::{copy_from_iter_full, IoVec, Source};
+//! use cachecopy::policy::NonTemporal;
+//!
+//! let (hdr, payload) = ([0x45u8; 20], vec![7u8; 1480]);
+//! let segs = [IoVec::new(&hdr), IoVec::new(&payload)];
+//! let mut msg = Source::iovec(&segs);
+//! let mut frame = vec![0u8; 1500];
+//! copy_from_iter_full(&mut frame, &mut msg, NonTemporal).unwrap();
+//! assert_eq!(msg.count(), 0);
+//! ```
+//!
+//! Scatter (`recvmsg`: one received frame into the caller's buffers):
+//!
+//! ```
+//! use cachecopy::iter::{copy_to_iter, Dest, IoVecMut};
+//! use cachecopy::Mode;
+//!
+//! let frame = [1u8; 1500];
+//! let (mut head, mut body) = (vec![0u8; 64], vec![0u8; 4096]);
+//! let mut bufs = [IoVecMut::new(&mut head), IoVecMut::new(&mut body)];
+//! let mut dst = Dest::iovec(&mut bufs);
+//! assert_eq!(copy_to_iter(&frame, &mut dst, Mode::Temporal), 1500);
+//! assert_eq!(dst.count(), 4160 - 1500);
+//! ```
 //!
 //! # One engine
 //! The walk over segments is written once (`Cursor::iterate`, Linux's
@@ -41,6 +71,13 @@
 //! totalling more than `isize::MAX` bytes and restoring a [`State`] saved from a cursor over
 //! other segments panic with a message saying so, before anything moves. Empty segments are fine
 //! anywhere.
+//!
+//! # Interop
+//! `IoVec::from_io_slices` (Unix, `std`) and `IoVec::from_iovecs` (`libc`, implied by
+//! `std`; `unsafe`) view `IoSlice`s and `libc::iovec`s as segments without copying, and so do
+//! their `IoVecMut` twins. With `std`, sources implement `std::io::Read` and `BufRead` and
+//! destinations `std::io::Write`; with the `bytes` feature, `bytes::Buf` and `BufMut`. These copy
+//! in the cursor's own mode ([`Cursor::mode`]).
 
 use core::fmt;
 use core::marker::PhantomData;

@@ -255,7 +255,8 @@ impl fmt::Debug for IoVecMut<'_> {
 }
 
 /// One readable page segment (`struct bio_vec`): `len` bytes at `offset` into the page (or run
-/// of pages) at `page`. The page-oriented kinds of `crate::pages` build on it.
+/// of pages) at `page`. `Source::bvec` walks an array of them (Linux `ITER_BVEC`); the page
+/// copies of [`crate::page`] take a [`Page`](crate::page::Page) and an offset instead.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct BioVec<'a> {

@@ -8,6 +8,10 @@
 //! and behind so a driver can add its header and padding without copying the payload (the asix
 //! driver gained 75 → 91 Mbit/s that way, netdev 2012).
 //!
+//! [`csum_and_copy_from_iter`] and [`csum_and_copy_to_iter`] are the same fused copy as steps of
+//! the cursor engine; `examples/udp_tx.rs` puts it together (iovecs → checksum-and-copy →
+//! UDP/IPv4 frames): `cargo run --release --example udp_tx`.
+//!
 //! ```
 //! use cachecopy::net::{csum_and_copy, csum_fold};
 //! use cachecopy::Mode;

@@ -8,18 +8,26 @@
 //! to 30.3 s. [`FragBuilder`] keeps the current head and order and looks up again only when a
 //! page falls outside `[head, head + 2^order)`.
 //!
-//! A [`Page`] is a page-aligned virtual address; a [`Compound`] is a head page and an order
-//! (`2^order` pages). Lookups implement [`CompoundLookup`]:
+//! A [`Page`] is a page-aligned virtual address (page size from `sysconf` with `std` on Unix,
+//! 4 KiB otherwise); a [`Compound`] is a head page and an order (`2^order` pages). Lookups
+//! implement [`CompoundLookup`]:
 //! - [`BasePages`]: no compound pages, every page is its own head (order 0);
 //! - [`AlignedBlocks`]: naturally aligned blocks of one order (hugetlbfs, an allocator's 2 MiB
 //!   arenas): the head is the address rounded down;
 //! - [`PageTable`]: an allocator's own per-page metadata, Linux's `struct page` array in small;
 //! - `Pagemap` (Linux, `std`): the kernel's answer from `/proc/self/pagemap` and
-//!   `/proc/kpageflags`.
+//!   `/proc/kpageflags`; it needs root or `CAP_SYS_ADMIN`, and says so with an error instead
+//!   of guessing when frame numbers are hidden.
+//!
+//! [`FragBuilder::build`] is `__zerocopy_sg_from_iter`: it turns a source cursor's bytes into at
+//! most `N` (default [`MAX_SKB_FRAGS`] = 17) frags of (head, offset, len), grows the previous frag
+//! when the next bytes continue it, and takes page references in one callback per run of pages
+//! sharing a head.
 //!
 //! [`copy_page_from_iter`] and [`copy_page_to_iter`] copy between a cursor and a page whose
 //! range may cover its whole compound page (as one run: one non-temporal stream, one fence),
-//! refused by [`page_copy_sane`] when it leaves it.
+//! refused by [`page_copy_sane`] when it leaves it; a range inside one base page needs no
+//! lookup. [`zero_page_range`] (Linux's `folio_zero_range`) zeroes such a range in any mode.
 //!
 //! ```
 //! use cachecopy::iter::Source;
