@@ -103,7 +103,7 @@ fn main() {
             .map(|_| Frame::with_room(HEADROOM, payload, 0))
             .collect();
         for round in 0..8u16 {
-            fill_batch(&mut ring, &iov, round, mode);
+            fill_group(&mut ring, &iov, round, mode, true);
             for f in &mut ring {
                 verify(f, &iov);
                 f.pull(28).expect("headers pushed");
@@ -115,8 +115,9 @@ fn main() {
         4 * (2000 + 8 * BATCH)
     );
 
-    // Transmit ring: each new frame overwrites the slot written a whole ring ago: 8192 frames
-    // (12 MiB) fit a 32 MiB L3 and a 260 MiB one, 65536 (96 MiB) fit neither's share.
+    // Transmit rings: each new frame overwrites the slot written a whole ring ago. 8192 frames
+    // (12 MiB) are larger than any L2 and fit an L3; 65536 (96 MiB) are larger than a 32 MiB L3
+    // (AMD Zen3 VM), and fit the 260 MiB one the Intel Xeon VM reports.
     println!(
         "{} B datagrams from {} iovecs, fused checksum-and-copy into a reused ring, medians of 21 \
          shuffled rounds:",
@@ -137,68 +138,76 @@ fn main() {
 /// Frames per batch: one fence per this many frames.
 const BATCH: usize = 64;
 
-/// Gathers and sums one payload into every frame of `frames` inside one batch (one fence), then
-/// pushes their headers (after the fence: the payload slices stay borrowed until it).
-fn fill_batch(frames: &mut [Frame], iov: &[IoVec<'_>], id: u16, mode: Mode) {
+/// Gathers and sums one payload into every frame of `frames`, then pushes their headers.
+///
+/// `batched`: inside one [`cachecopy::batch`] (one fence for all; the payload slices stay
+/// borrowed until it, so the headers come after). Otherwise one fenced call per frame.
+///
+/// The payload slices are looked up for the whole group first, as a driver walks its
+/// descriptor ring: each `Frame` points to its buffer through an `Arc`, last touched a ring ago,
+/// and looking them up one by one between copies serialises those misses (temporal stores hide
+/// them behind the hardware prefetcher, streaming stores do not).
+fn fill_group(frames: &mut [Frame], iov: &[IoVec<'_>], id: u16, mode: Mode, batched: bool) {
     let mut sums = [0u32; BATCH];
-    cachecopy::batch(mode, |b| {
-        for (f, sum) in frames.iter_mut().zip(&mut sums) {
-            *sum = b
-                .csum_and_copy_from_iter(f.data_mut(), &mut Source::iovec(iov))
-                .1;
+    let mut payloads: Vec<&mut [u8]> = frames.iter_mut().map(|f| f.data_mut()).collect();
+    if batched {
+        cachecopy::batch(mode, |b| {
+            for (p, sum) in payloads.iter_mut().zip(&mut sums) {
+                *sum = b
+                    .csum_and_copy_from_iter(core::mem::take(p), &mut Source::iovec(iov))
+                    .1;
+            }
+        });
+    } else {
+        for (p, sum) in payloads.iter_mut().zip(&mut sums) {
+            *sum = csum_and_copy_from_iter(p, &mut Source::iovec(iov), mode).1;
         }
-    });
+    }
+    drop(payloads);
     for (i, (f, sum)) in frames.iter_mut().zip(sums).enumerate() {
         push_headers(f, sum, 40000, 9, id.wrapping_add(i as u16));
     }
 }
 
-/// One frame, one call: gathered and summed (fenced per call), then the headers.
-fn fill_one(f: &mut Frame, iov: &[IoVec<'_>], id: u16, mode: Mode) {
-    let (_, sum) = csum_and_copy_from_iter(f.data_mut(), &mut Source::iovec(iov), mode);
-    push_headers(f, sum, 40000, 9, id);
-}
-
 /// Median frames per second of (Temporal, NonTemporal, batched NonTemporal), each round running
-/// the three in a fresh order over the same reused ring.
+/// the three in a fresh order. Each variant has a ring of its own, as a program that picked one
+/// mode would: sharing one ring would make every variant pay for the cache state the previous
+/// one left (streaming into lines a temporal round left cached costs more than either mode's
+/// steady state, and a temporal round after a streaming one misses on every line).
 fn throughput(iov: &[IoVec<'_>], payload: usize, ring_len: usize) -> [f64; 3] {
     const PER_ROUND: usize = 16_384;
-    let mut ring: Vec<Frame> = (0..ring_len)
-        .map(|_| Frame::with_room(HEADROOM, payload, 0))
-        .collect();
-    let mut next = 0usize;
+    let mut rings: [(Vec<Frame>, usize); 3] = core::array::from_fn(|_| {
+        let ring = (0..ring_len)
+            .map(|_| Frame::with_room(HEADROOM, payload, 0))
+            .collect();
+        (ring, 0)
+    });
     let mut id = 0u16;
     let mut run = |variant: usize| {
+        let (ring, next) = &mut rings[variant];
         let t = Instant::now();
         let mut done = 0;
         while done < PER_ROUND {
-            let n = BATCH.min(ring_len - next);
-            let slots = &mut ring[next..next + n];
-            match variant {
-                0 | 1 => {
-                    let mode = [Mode::Temporal, Mode::NonTemporal][variant];
-                    for f in slots.iter_mut() {
-                        id = id.wrapping_add(1);
-                        fill_one(f, iov, id, mode);
-                    }
-                }
-                _ => {
-                    id = id.wrapping_add(n as u16);
-                    fill_batch(slots, iov, id, Mode::NonTemporal);
-                }
-            }
+            let n = BATCH.min(ring_len - *next);
+            let slots = &mut ring[*next..*next + n];
+            let mode = [Mode::Temporal, Mode::NonTemporal, Mode::NonTemporal][variant];
+            id = id.wrapping_add(n as u16);
+            fill_group(slots, iov, id, mode, variant == 2);
             for f in slots.iter_mut() {
                 black_box(&f[..]);
                 f.pull(28).expect("headers pushed"); // the slot is free again
             }
-            next = (next + n) % ring_len;
+            *next = (*next + n) % ring_len;
             done += n;
         }
         done as f64 / t.elapsed().as_secs_f64()
     };
-    // Write the whole ring once, so every timed frame recycles memory of the same age.
-    for _ in 0..ring_len.div_ceil(PER_ROUND) {
-        run(0);
+    // Write every ring once in its own mode, so every timed frame recycles memory of the same
+    // age and state.
+    for v in 0..3 {
+        for _ in 0..ring_len.div_ceil(PER_ROUND) {
+            run(v);
+        }
     }
     let mut rates: [Vec<f64>; 3] = Default::default();
     for round in 0..21u64 {

@@ -181,7 +181,7 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
     src: &mut Cursor<'_, D>,
 ) -> usize {
     if K::GATHER {
-        let mut w = Gather::new(dst);
+        let mut w = Gather::new(dst, K::flush(op));
         // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
         // len` because the walk moves at most `len` bytes.
         unsafe {

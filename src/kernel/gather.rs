@@ -4,13 +4,20 @@
 //! A cursor copy stores many pieces and fences once per call, not once per piece: an `sfence`
 //! after each 1500-byte segment would serialise the write-combining buffers every segment.
 //!
-//! Gathering into one contiguous destination goes through [`Gather`]: whole destination lines
-//! are streamed even when they straddle two (or many tiny) source segments, by assembling the
-//! straddling line in a line-sized, line-aligned buffer on the stack and streaming it from there.
-//! The partial lines at the two ends of the destination are written with ordinary stores. Every
-//! destination line is thus written exactly once, by one kind of store (a line written by both
-//! kinds costs ~370 ns on Zen3; a per-segment streaming copy of 1500-byte segments pays that on
-//! almost every segment boundary).
+//! Gathering into one contiguous destination goes through [`Gather`], which writes every
+//! destination line exactly once, by one kind of store (a line written both ways costs hundreds
+//! of nanoseconds: docs/performance.md): a whole line inside one source segment is streamed
+//! straight from the source; a line that straddles segments, and the partial lines at the two
+//! ends of the destination, get ordinary stores straight from the sources, piece by piece.
+//!
+//! Nothing is staged on the stack. An earlier design assembled straddling lines in a line
+//! buffer and streamed them from there, but a load of bytes just stored by several smaller
+//! stores cannot be forwarded: it waits until they commit, and stores commit in order behind
+//! every streaming store still queued. On the Intel Xeon VM that stall, once per segment
+//! boundary, made a batch of gathered 1.5 KiB frames 2.5x slower than a streaming copy of the
+//! same bytes, and slower than a temporal one (docs/performance.md). A straddling line costs an
+//! ordinary read-for-ownership instead, which the hardware overlaps. Gathers of tiny segments
+//! (many per line) therefore store mostly with ordinary stores.
 
 use super::{stream_span, temporal, ByteSource, Mem};
 use crate::arch::{self, STREAM_LINE};
@@ -18,28 +25,20 @@ use crate::cpu::FlushOp;
 use crate::vector::Vector;
 
 /// A streaming writer into one contiguous destination, fed piece by piece.
-///
-/// `line` holds the bytes of the destination line that contains `dst + pos` and is not complete
-/// yet, at their offsets within the line: `line[i]` belongs at address `(dst + pos) & !(L - 1)
-/// + i`. Aligned to the largest `STREAM_LINE` of any target (aarch64: 128).
-#[repr(C, align(128))]
 pub(crate) struct Gather {
-    line: [u8; STREAM_LINE],
     dst: *mut u8,
     pos: usize,
+    /// The write-back instruction of a flush-cache gather: a line written with ordinary stores
+    /// in the middle of the destination is written back as soon as it is complete.
+    flush: Option<FlushOp>,
 }
 
-const _: () = assert!(core::mem::align_of::<Gather>() >= STREAM_LINE);
-
 impl Gather {
-    /// A writer that will place bytes at `dst`, `dst + 1`, ...
+    /// A writer that will place bytes at `dst`, `dst + 1`, ..., writing back with `flush`
+    /// (flush-cache gathers).
     #[inline(always)]
-    pub(crate) fn new(dst: *mut u8) -> Self {
-        Gather {
-            line: [0; STREAM_LINE],
-            dst,
-            pos: 0,
-        }
+    pub(crate) fn new(dst: *mut u8, flush: Option<FlushOp>) -> Self {
+        Gather { dst, pos: 0, flush }
     }
 
     /// Bytes appended so far.
@@ -72,7 +71,9 @@ unsafe fn stream_lines<V: Vector>(dst: *mut u8, src: *const u8, lines: usize) {
     }
 }
 
-/// Appends `src[..len]` at `w.dst + w.pos`.
+/// Appends `src[..len]` at `w.dst + w.pos`: ordinary stores up to the next line boundary (the
+/// line already holds bytes of an earlier piece, or is the destination's partial first line),
+/// whole lines streamed, ordinary stores for the rest.
 ///
 /// # Safety
 /// `src` readable for `len` bytes; `w.dst + w.pos ..+ len` writable and part of the destination
@@ -81,29 +82,23 @@ unsafe fn stream_lines<V: Vector>(dst: *mut u8, src: *const u8, lines: usize) {
 #[inline(always)]
 pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8, mut len: usize) {
     const L: usize = STREAM_LINE;
-    let lo = (w.dst as usize).wrapping_add(w.pos) & (L - 1);
-    // SAFETY: `line` moves stay inside `line[lo..L]`; destination moves stay inside
-    // `w.dst..w.dst + w.pos + len`, except that a completed line is streamed only when it starts
-    // at or after `w.dst`, so it lies entirely in the destination.
+    let at = (w.dst as usize).wrapping_add(w.pos);
+    let lo = at & (L - 1);
+    // SAFETY: every destination move stays inside `w.dst + w.pos ..+ len`; streamed lines start
+    // on a line boundary at or after `w.dst + w.pos`; a flushed line holds destination bytes.
     unsafe {
         if lo != 0 {
             let take = len.min(L - lo);
-            temporal::<V, Mem>(w.line.as_mut_ptr().add(lo), Mem(src), take);
+            temporal::<V, Mem>(at as *mut u8, Mem(src), take);
+            let line_start = at - lo;
+            if lo + take == L && line_start >= w.dst as usize && V::STREAM_BYPASSES_CACHE {
+                if let Some(op) = w.flush {
+                    arch::flush_range(op, line_start as *const u8, 1);
+                }
+            }
             w.pos += take;
             src = src.add(take);
             len -= take;
-            if lo + take < L {
-                return;
-            }
-            let line_end = w.dst.add(w.pos);
-            let line_start = (line_end as usize - L) as *mut u8;
-            if line_start as usize >= w.dst as usize {
-                stream_lines::<V>(line_start, w.line.as_ptr(), 1);
-            } else {
-                // The destination's first, partial line: ordinary stores, only its own bytes.
-                let head = w.dst as usize & (L - 1);
-                temporal::<V, Mem>(w.dst, Mem(w.line.as_ptr().add(head)), L - head);
-            }
         }
         let lines = len / L;
         stream_lines::<V>(w.dst.add(w.pos), src, lines);
@@ -111,14 +106,14 @@ pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8
         w.pos += done;
         let rest = len - done;
         if rest != 0 {
-            temporal::<V, Mem>(w.line.as_mut_ptr(), Mem(src.add(done)), rest);
+            temporal::<V, Mem>(w.dst.add(w.pos), Mem(src.add(done)), rest);
             w.pos += rest;
         }
     }
 }
 
-/// Writes the pending partial last line with ordinary stores; with `flush`, writes back the
-/// lines written with ordinary stores (every line where streaming is only a hint). No fence.
+/// Ends a gather: with `flush`, writes back the lines at the two ends of the destination,
+/// written with ordinary stores (every line where streaming is only a hint). No fence.
 ///
 /// # Safety
 /// As [`gather_append`]; `flush` supported by this CPU.
@@ -127,18 +122,8 @@ pub(crate) unsafe fn gather_finish<V: Vector>(w: &mut Gather, flush: Option<Flus
     const L: usize = STREAM_LINE;
     let end = (w.dst as usize).wrapping_add(w.pos);
     let lo = end & (L - 1);
-    // SAFETY: the pending bytes are `line[first..lo]` and belong at `start..end`, inside the
-    // destination (`start >= w.dst`); flushes name only destination lines.
+    // SAFETY: flushes name only lines holding destination bytes.
     unsafe {
-        if lo != 0 {
-            let start = (end & !(L - 1)).max(w.dst as usize);
-            let first = start & (L - 1);
-            temporal::<V, Mem>(
-                start as *mut u8,
-                Mem(w.line.as_ptr().add(first)),
-                lo - first,
-            );
-        }
         if let Some(op) = flush {
             if V::STREAM_BYPASSES_CACHE {
                 if w.pos != 0 {

@@ -11,17 +11,16 @@ use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
 use crate::iter::{by_kind, Kind};
-use crate::kernel::gather::Gather;
 use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
 /// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
 ///
 /// `mode` is a [`Mode`] or a [`crate::policy`] marker, as for
-/// [`copy_from_iter`](crate::iter::copy_from_iter). A temporal call does one fused
-/// checksum-and-copy per source segment; a streaming call sums each segment while it is hot and
-/// gathers it like `copy_from_iter`, so every whole destination line streams, even one that
-/// straddles segments; either fences once, at the end of the call.
+/// [`copy_from_iter`](crate::iter::copy_from_iter). Each source segment is one fused
+/// checksum-and-copy; a streaming call streams each piece's whole lines and writes the lines
+/// it shares with its neighbours with ordinary stores (as `copy_from_iter` does), and fences
+/// once, at the end of the call.
 ///
 /// ```
 /// use cachecopy::iter::{IoVec, Source};
@@ -82,32 +81,14 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     let store = mode.resolve(len, nt_threshold);
     let mut sum = 0;
     let n = by_kind!(store, |K, op| {
-        if K::GATHER {
-            // Streaming: sum each piece while it is hot, then hand it to the line writer, so
-            // every whole destination line streams even where it straddles pieces; fusing the
-            // sum into per-piece streaming copies would write each straddling line with
-            // ordinary stores, a read-for-ownership from memory per piece boundary.
-            let mut w = Gather::new(d);
-            // SAFETY: as below; the writer's destination is `d..d + len`, inside `d..d + cap`.
-            unsafe {
-                let n = src.iterate(len, |base, n, done| {
-                    sum = csum_block_add(sum, (k.csum)(base, n), done);
-                    (k.iter.gather_append)(&mut w, base, n);
-                    0
-                });
-                (k.iter.gather_finish)(&mut w, K::flush(op));
-                n
-            }
-        } else {
-            src.iterate(len, |base, n, done| {
-                // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
-                // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
-                // at most `len <= cap` bytes; `k` runs on this CPU.
-                let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
-                sum = csum_block_add(sum, s, done);
-                0
-            })
-        }
+        src.iterate(len, |base, n, done| {
+            // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
+            // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
+            // at most `len <= cap` bytes; `k` runs on this CPU.
+            let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
+            sum = csum_block_add(sum, s, done);
+            0
+        })
     });
     (n, sum, store)
 }
