@@ -24,7 +24,8 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-const USAGE: &str = "usage: xdp_tx [--frames N] [--seconds S] [--batch B] [--panic-after N]";
+const USAGE: &str =
+    "usage: xdp_tx [--frames N] [--rounds R] [--seconds S] [--batch B] [--panic-after N]";
 
 fn parse() -> Result<Config, String> {
     let mut cfg = Config {
@@ -43,6 +44,10 @@ fn parse() -> Result<Config, String> {
                 let v = val(&a)?;
                 cfg.frames = v.parse().map_err(|_| bad(&a, &v))?;
             }
+            "--rounds" => {
+                let v = val(&a)?;
+                cfg.rounds = v.parse().map_err(|_| bad(&a, &v))?;
+            }
             "--seconds" => {
                 let v = val(&a)?;
                 cfg.seconds = v.parse().map_err(|_| bad(&a, &v))?;
@@ -59,9 +64,14 @@ fn parse() -> Result<Config, String> {
             _ => return Err(format!("unknown argument {a:?}\n{USAGE}")),
         }
     }
-    if cfg.frames == 0 || cfg.batch == 0 || !(cfg.seconds > 0.0) {
+    if cfg.frames == 0
+        || cfg.rounds == 0
+        || cfg.batch == 0
+        || cfg.seconds.is_nan()
+        || cfg.seconds <= 0.0
+    {
         return Err(format!(
-            "frames, batch and seconds must be positive\n{USAGE}"
+            "frames, rounds, batch and seconds must be positive\n{USAGE}"
         ));
     }
     Ok(cfg)
@@ -87,7 +97,9 @@ fn main() -> ExitCode {
     }
     println!(
         "AF_XDP copy mode (XDP_COPY, generic skb path) on a veth pair between two namespaces; \
-         {} frames per mode, {} per batch/kick, UDP payload {}..={} B gathered from 4 pieces",
+         {} rounds of {} frames per mode (modes interleaved), {} per batch/kick, UDP payload \
+         {}..={} B gathered from 4 pieces; frames/s is the median of the rounds",
+        cfg.rounds,
         cfg.frames,
         cfg.batch,
         cfg.max_payload - cfg.payload_spread + 1,
@@ -137,7 +149,8 @@ fn main() -> ExitCode {
         if !m.missing.is_empty() {
             let shown: Vec<String> = m.missing.iter().take(20).map(u64::to_string).collect();
             println!(
-                "  LOST {} datagrams (dropped by the receiving stack or never sent): {}{}",
+                "  LOST {} datagrams (dropped by the receiving stack or never sent; numbered \
+                 across rounds): {}{}",
                 m.missing.len(),
                 shown.join(", "),
                 if m.missing.len() > 20 { ", ..." } else { "" }

@@ -88,7 +88,7 @@ impl ChunkPool {
 
     fn index(&self, addr: u64) -> Result<usize, ChunkError> {
         let i = addr / self.chunk_size as u64;
-        if addr % self.chunk_size as u64 != 0 || i >= self.state.len() as u64 {
+        if !addr.is_multiple_of(self.chunk_size as u64) || i >= self.state.len() as u64 {
             return Err(ChunkError::NotAChunk { addr });
         }
         Ok(i as usize)

@@ -30,9 +30,12 @@ use tx::{Outgoing, TxError, TxPath, TxStats};
 /// One run: every mode in `modes`, one after the other, over the same socket.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Datagrams per mode.
+    /// Datagrams per mode and round.
     pub frames: u64,
-    /// Time bound for sending, per mode (the run stops sending early when it is reached).
+    /// Rounds: each runs every mode once, starting at a different mode each round, so warm-up
+    /// and neighbours on the machine hit every mode alike; frames/s is the median of rounds.
+    pub rounds: usize,
+    /// Time bound for sending, per mode and round (sending stops early when it is reached).
     pub seconds: f64,
     /// Frames built per batch, one TX publish and kick each.
     pub batch: usize,
@@ -60,7 +63,8 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            frames: 50_000,
+            frames: 20_000,
+            rounds: 3,
             seconds: 5.0,
             batch: 64,
             modes: Mode::ALL.to_vec(),
@@ -111,8 +115,10 @@ pub struct ModeReport {
     pub duplicates: u64,
     /// Sequence numbers sent and never received intact.
     pub missing: Vec<u64>,
-    /// From the first frame built to the last datagram received.
+    /// From the first frame built to the last datagram received, summed over rounds.
     pub elapsed: Duration,
+    /// Frames received intact per second, one entry per round.
+    pub rates: Vec<f64>,
     pub tx: TxStats,
     /// Sending stopped because the receiver made no progress for a second.
     pub stalled: bool,
@@ -126,9 +132,36 @@ impl ModeReport {
         self.missing.len() as u64
     }
 
-    /// Datagrams received intact per second, end to end.
+    /// Datagrams received intact per second, end to end: the median of the rounds.
     pub fn frames_per_sec(&self) -> f64 {
-        self.intact as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        let mut r = self.rates.clone();
+        r.sort_by(f64::total_cmp);
+        r.get(r.len() / 2).copied().unwrap_or(0.0)
+    }
+
+    /// Adds another round of the same mode.
+    fn merge(&mut self, o: ModeReport) {
+        let base = self.sent;
+        self.sent += o.sent;
+        self.intact += o.intact;
+        self.corrupt += o.corrupt;
+        self.corrupt_examples.extend(o.corrupt_examples);
+        self.corrupt_examples.truncate(5);
+        self.duplicates += o.duplicates;
+        // Sequence numbers restart every round: report them as round-wide offsets.
+        self.missing.extend(o.missing.iter().map(|q| base + q));
+        self.elapsed += o.elapsed;
+        self.rates.extend(o.rates);
+        self.tx.queued += o.tx.queued;
+        self.tx.completed += o.tx.completed;
+        self.tx.batches += o.tx.batches;
+        self.tx.kicks += o.tx.kicks;
+        self.tx.kicks_busy += o.tx.kicks_busy;
+        self.tx.backpressure += o.tx.backpressure;
+        self.tx.build += o.tx.build;
+        self.stalled |= o.stalled;
+        self.cut_short |= o.cut_short;
+        self.receiver_error = self.receiver_error.take().or(o.receiver_error);
     }
 
     /// Every datagram sent arrived intact, once.
@@ -196,25 +229,34 @@ fn transmit<'scope>(
         OpenError::Failed(what, e) => Error::Setup(format!("AF_XDP {what}: {e}")),
     })?;
     let payloads = Arc::new(Payloads::new(cfg.max_payload, cfg.payload_spread));
-    let mut reports = Vec::new();
-    for (i, &mode) in cfg.modes.iter().enumerate() {
+    let mut reports: Vec<Option<ModeReport>> = vec![None; cfg.modes.len()];
+    let nm = cfg.modes.len();
+    'rounds: for (run, (round, k)) in (0..cfg.rounds.max(1))
+        .flat_map(|r| (0..nm).map(move |k| (r, k)))
+        .enumerate()
+    {
+        let i = (round + k) % nm;
+        let mode = cfg.modes[i];
         let flow = Flow {
             src_mac: pair.tx.mac,
             dst_mac: pair.rx.mac,
             src_ip: pair.tx.ip,
             dst_ip: pair.rx.ip,
             sport: 40000,
-            // A port per mode: a late datagram of one mode cannot be counted for the next.
-            dport: 40100 + i as u16,
+            // A port per run: a late datagram of one run cannot be counted for the next.
+            dport: 40100 + (run % 1000) as u16,
             mtu: pair.mtu,
         };
-        let r = run_mode(s, pair, cfg, &mut tx, &flow, &payloads, mode, i == 0)?;
-        let interrupted = cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed));
-        reports.push(r);
-        if interrupted {
-            break;
+        let r = run_mode(s, pair, cfg, &mut tx, &flow, &payloads, mode, run == 0)?;
+        match &mut reports[i] {
+            Some(acc) => acc.merge(r),
+            slot => *slot = Some(r),
+        }
+        if cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            break 'rounds;
         }
     }
+    let reports = reports.into_iter().flatten().collect();
     let st = tx
         .kicker()
         .statistics()
@@ -356,6 +398,7 @@ fn run_mode<'scope>(
         Err(panic) => std::panic::resume_unwind(panic),
     };
     let elapsed = r.last.map_or_else(|| start.elapsed(), |t| t - start);
+    let rate = r.intact as f64 / elapsed.as_secs_f64().max(1e-9);
     let mut stats = tx.stats;
     stats.queued -= stats0.queued;
     stats.completed -= stats0.completed;
@@ -373,6 +416,7 @@ fn run_mode<'scope>(
         duplicates: r.duplicates,
         missing: (0..seq).filter(|&q| !r.seen[q as usize]).collect(),
         elapsed,
+        rates: vec![rate],
         tx: stats,
         stalled,
         cut_short,

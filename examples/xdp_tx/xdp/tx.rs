@@ -168,6 +168,11 @@ impl<K: Kick> TxPath<K> {
         &self.kicker
     }
 
+    /// The kicker, to script a fake one in tests.
+    pub fn kicker_mut_for_test(&mut self) -> &mut K {
+        &mut self.kicker
+    }
+
     pub fn pool(&self) -> &ChunkPool {
         &self.pool
     }
@@ -187,8 +192,9 @@ impl<K: Kick> TxPath<K> {
         for i in 0..n {
             let addr = self.comp.read(first.wrapping_add(i));
             if let Err(e) = self.pool.complete(addr) {
-                // Release what was accounted for, so the ring stays consistent.
-                self.comp.release(i);
+                // Consume up to and including the bad entry: the good ones are accounted for,
+                // the bad one is reported once, not again on every later reap.
+                self.comp.release(i + 1);
                 self.stats.completed += i as u64;
                 return Err(TxError::Completion(e));
             }
