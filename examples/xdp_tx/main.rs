@@ -121,7 +121,7 @@ fn main() -> ExitCode {
         report.netns[0], report.netns[1]
     );
     println!(
-        "{:<12} {:>10} {:>9} {:>9} {:>6} {:>8} {:>12} {:>7} {:>10}",
+        "{:<12} {:>10} {:>9} {:>9} {:>6} {:>8} {:>12} {:>12} {:>7} {:>10}",
         "mode",
         "frames/s",
         "sent",
@@ -129,13 +129,14 @@ fn main() -> ExitCode {
         "lost",
         "corrupt",
         "build ns/fr",
+        "sendto ns/fr",
         "kicks",
         "backpress"
     );
     let mut ok = true;
     for m in &report.modes {
         println!(
-            "{:<12} {:>10.0} {:>9} {:>9} {:>6} {:>8} {:>12.0} {:>7} {:>10}",
+            "{:<12} {:>10.0} {:>9} {:>9} {:>6} {:>8} {:>12.0} {:>12.0} {:>7} {:>10}",
             m.mode.name(),
             m.frames_per_sec(),
             m.sent,
@@ -143,6 +144,7 @@ fn main() -> ExitCode {
             m.lost(),
             m.corrupt,
             m.tx.build.as_nanos() as f64 / m.sent.max(1) as f64,
+            m.tx.kick.as_nanos() as f64 / m.sent.max(1) as f64,
             m.tx.kicks,
             m.tx.backpressure
         );

@@ -159,6 +159,7 @@ impl ModeReport {
         self.tx.kicks_busy += o.tx.kicks_busy;
         self.tx.backpressure += o.tx.backpressure;
         self.tx.build += o.tx.build;
+        self.tx.kick += o.tx.kick;
         self.stalled |= o.stalled;
         self.cut_short |= o.cut_short;
         self.receiver_error = self.receiver_error.take().or(o.receiver_error);
@@ -407,6 +408,7 @@ fn run_mode<'scope>(
     stats.kicks_busy -= stats0.kicks_busy;
     stats.backpressure -= stats0.backpressure;
     stats.build -= stats0.build;
+    stats.kick -= stats0.kick;
     Ok(ModeReport {
         mode,
         sent: seq,

@@ -133,6 +133,9 @@ pub struct TxStats {
     pub backpressure: u64,
     /// Time spent building frames (the copies and checksums).
     pub build: Duration,
+    /// Time spent in `sendto`: in copy mode the kernel's whole path, from copying each frame
+    /// out of its chunk into an skb (the first read of what we wrote) to the receiving socket.
+    pub kick: Duration,
 }
 
 pub struct TxPath<K> {
@@ -276,7 +279,10 @@ impl<K: Kick> TxPath<K> {
         let mut queued = self.tx.pending();
         while queued > 0 {
             self.stats.kicks += 1;
-            match self.kicker.kick() {
+            let t = Instant::now();
+            let r = self.kicker.kick();
+            self.stats.kick += t.elapsed();
+            match r {
                 Ok(()) => {}
                 Err(e) if is_busy(&e) => self.stats.kicks_busy += 1,
                 Err(e) => return Err(TxError::Kick(e)),
