@@ -650,6 +650,36 @@ fn e2e_payload_over_the_mtu_fails_cleanly() {
 }
 
 #[test]
+fn e2e_frame_larger_than_a_chunk_fails_cleanly_on_a_jumbo_link() {
+    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
+    // MTU 9000 lets a 3000-byte payload through; the 2 KiB chunk cannot hold its frame.
+    let cfg = xdp::Config {
+        mtu: 9000,
+        max_payload: 3000,
+        payload_spread: 1,
+        ..small(&[Mode::Temporal], 100)
+    };
+    let Some(r) = e2e(&cfg) else { return };
+    match r {
+        Err(xdp::Error::Tx {
+            err:
+                TxError::Frame {
+                    index: 0,
+                    seq: 0,
+                    err:
+                        FrameError::FrameTooLarge {
+                            frame: 3042,
+                            chunk: 2048,
+                        },
+                },
+            ..
+        }) => {}
+        other => panic!("expected FrameTooLarge, got {other:?}"),
+    }
+    assert_clean();
+}
+
+#[test]
 fn e2e_a_panic_mid_run_removes_the_namespaces() {
     let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = xdp::Config {
