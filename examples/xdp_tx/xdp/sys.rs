@@ -202,7 +202,15 @@ pub fn open(ifname: &str, cfg: XskConfig) -> Result<TxPath<XskKick>, OpenError> 
             size_of::<libc::xdp_umem_reg>() as libc::socklen_t,
         )
     };
-    check(r, "XDP_UMEM_REG")?;
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        // The first SOL_XDP option: ENOPROTOOPT means nothing below us knows AF_XDP's options
+        // (a user-mode emulator such as qemu-user passes the socket through but not them).
+        return Err(match e.raw_os_error() {
+            Some(libc::ENOPROTOOPT) => OpenError::Unsupported(e),
+            _ => OpenError::Failed("XDP_UMEM_REG", e),
+        });
+    }
     set_u32(
         &fd,
         libc::XDP_UMEM_FILL_RING,
