@@ -4,6 +4,7 @@
 //! with this file playing the kernel, for back-pressure, lagging completions, frames too large
 //! for a chunk or the MTU, and bad completions. End-to-end tests (`e2e_*`) create namespaces and
 //! an AF_XDP socket; without root, namespaces or AF_XDP they print `SKIPPED: <reason>` and pass.
+#![cfg(target_os = "linux")]
 
 #[allow(dead_code)]
 #[path = "../examples/xdp_tx/xdp/mod.rs"]
@@ -138,7 +139,6 @@ fn check_frame(path: &TxPath<FakeKick>, d: &Desc, p: &Payloads, seq: u64) {
 #[test]
 fn ring_wraps_and_keeps_order() {
     let (mut p, mut c) = heap_ring::<u64>(8, u32::MAX - 3);
-    let mut next_out = 0u64;
     for round in 0..10u64 {
         let n = (round % 8 + 1) as u32;
         let first = p.reserve(n).expect("room");
@@ -154,9 +154,8 @@ fn ring_wraps_and_keeps_order() {
             assert_eq!(c.read(first.wrapping_add(i)), round * 100 + i as u64);
         }
         c.release(n);
-        next_out += n as u64;
+        assert_eq!(p.free(8), 8, "every slot is free again");
     }
-    assert_eq!(next_out, (1..=8).sum::<u64>() + 1 + 2);
 }
 
 #[test]

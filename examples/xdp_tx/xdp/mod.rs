@@ -329,14 +329,16 @@ fn run_mode<'scope>(
         s.spawn(move || receive(&pair.rx, port, frames, &payloads, &shared, ready_tx, hard))
     };
     let stop_rx = StopOnDrop(shared.clone());
-    match ready_rx.recv() {
-        Ok(Ok(())) => {}
+    // The window never exceeds what the receiving socket can buffer (a 1.5 KB datagram takes
+    // up to 4 KiB of it), so flow control alone keeps it from overflowing.
+    let window = match ready_rx.recv() {
+        Ok(Ok(rcvbuf)) => cfg.window.min((rcvbuf as u64 / 4096).max(16)),
         Ok(Err(e)) => return Err(Error::Setup(e)),
         Err(_) => match rx.join() {
             Err(panic) => std::panic::resume_unwind(panic),
             Ok(_) => return Err(Error::Setup("the receiver quit before it was ready".into())),
         },
-    }
+    };
     let txe = |err| Error::Tx { mode, err };
 
     let stats0 = tx.stats;
@@ -351,7 +353,7 @@ fn run_mode<'scope>(
         }
         let n = (cfg.frames - seq).min(batch as u64);
         // Flow control: keep at most `window` datagrams in flight to the receiver.
-        let need = (seq + n).saturating_sub(cfg.window);
+        let need = (seq + n).saturating_sub(window);
         if !wait_arrivals(&shared, need, Duration::from_secs(1)) {
             stalled = true;
             break;
@@ -433,24 +435,27 @@ fn receive(
     frames: u64,
     payloads: &Payloads,
     shared: &RxShared,
-    ready: mpsc::Sender<Result<(), String>>,
+    ready: mpsc::Sender<Result<usize, String>>,
     hard: Duration,
 ) -> RxResult {
-    let open = || -> io::Result<UdpSocket> {
+    let open = || -> io::Result<(UdpSocket, usize)> {
         netns::enter(&end.netns)?;
         let sock = UdpSocket::bind((Ipv4Addr::from(end.ip), port))?;
         sock.set_read_timeout(Some(Duration::from_millis(20)))?;
         sys::set_rcvbuf(&sock, 8 << 20)?;
-        Ok(sock)
+        let rcvbuf = sys::rcvbuf(&sock)?;
+        Ok((sock, rcvbuf))
     };
     let sock = match open() {
-        Ok(s) => s,
+        Ok((s, rcvbuf)) => {
+            let _ = ready.send(Ok(rcvbuf));
+            s
+        }
         Err(e) => {
             let _ = ready.send(Err(format!("UDP receiver in {}: {e}", end.netns)));
             return RxResult::default();
         }
     };
-    let _ = ready.send(Ok(()));
     let mut r = RxResult {
         seen: vec![false; frames as usize],
         ..RxResult::default()

@@ -339,3 +339,23 @@ pub fn set_rcvbuf(fd: &impl AsRawFd, bytes: u32) -> io::Result<()> {
     }
     Err(io::Error::last_os_error())
 }
+
+/// The socket's receive buffer as the kernel set it (`SO_RCVBUF`, doubled for its overhead).
+pub fn rcvbuf(fd: &impl AsRawFd) -> io::Result<usize> {
+    let mut v: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` is writable for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(v.max(0) as usize)
+}
