@@ -563,7 +563,7 @@ fn small(modes: &[Mode], frames: u64) -> xdp::Config {
     xdp::Config {
         frames,
         rounds: 1,
-        modes: modes.to_vec(),
+        modes: modes.iter().map(|&m| m.into()).collect(),
         ..xdp::Config::default()
     }
 }
@@ -582,11 +582,19 @@ fn e2e(cfg: &xdp::Config) -> Option<Result<xdp::Report, xdp::Error>> {
 #[test]
 fn e2e_every_frame_arrives_intact_in_every_mode() {
     let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(r) = e2e(&small(&Mode::ALL, 3000)) else {
+    let cfg = xdp::Config {
+        modes: xdp::TxMode::all(),
+        ..small(&[], 3000)
+    };
+    let Some(r) = e2e(&cfg) else {
         return;
     };
     let r = r.expect("the run succeeds");
-    assert_eq!(r.modes.len(), 4);
+    assert_eq!(
+        r.modes.len(),
+        5,
+        "every mode call by call, and NonTemporal batched"
+    );
     for m in &r.modes {
         assert_eq!(
             (m.sent, m.intact, m.lost(), m.corrupt),
@@ -632,7 +640,11 @@ fn e2e_payload_over_the_mtu_fails_cleanly() {
     let Some(r) = e2e(&cfg) else { return };
     match r {
         Err(xdp::Error::Tx {
-            mode: Mode::NonTemporal,
+            mode:
+                xdp::TxMode {
+                    mode: Mode::NonTemporal,
+                    batched: false,
+                },
             err:
                 TxError::Frame {
                     err:

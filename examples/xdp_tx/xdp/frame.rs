@@ -101,12 +101,28 @@ pub fn build(
     opts: FrameOpts,
     mode: Mode,
 ) -> Result<usize, FrameError> {
+    build_with(chunk, flow, src, opts, |rest, src| {
+        csum_and_copy_from_iter(rest, src, mode)
+    })
+}
+
+/// [`build`] with the payload copied by `copy` (which returns the bytes copied and their
+/// partial sum): a plain `csum_and_copy_from_iter`, or a batch's, whose destination stays
+/// borrowed until the batch has fenced. The headers are separate bytes of the chunk, written
+/// with ordinary stores after the payload.
+pub fn build_with<'c>(
+    chunk: &'c mut [u8],
+    flow: &Flow,
+    src: &mut Source<'_>,
+    opts: FrameOpts,
+    copy: impl FnOnce(&'c mut [u8], &mut Source<'_>) -> (usize, u32),
+) -> Result<usize, FrameError> {
     let payload = src.count();
     let len = frame_len(flow, payload, chunk.len())?;
     let (hdr, rest) = chunk[..len].split_at_mut(HEADERS);
 
     // The payload: gathered from the pieces, summed while copying.
-    let (n, payload_sum) = csum_and_copy_from_iter(rest, src, mode);
+    let (n, payload_sum) = copy(rest, src);
     assert_eq!(n, payload, "the cursor held {payload} bytes");
 
     let (eth, ip_udp) = hdr.split_at_mut(ETH_HLEN);

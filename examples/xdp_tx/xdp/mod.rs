@@ -27,6 +27,52 @@ use netns::{NetnsPair, SetupError};
 use sys::{OpenError, XskConfig, XskKick};
 use tx::{Outgoing, TxError, TxPath, TxStats};
 
+/// How frames are built: the cache mode of the payload copy, and whether a whole batch is
+/// built inside one [`cachecopy::batch`] (one fence per batch) or call by call (a fence per
+/// streamed frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxMode {
+    pub mode: Mode,
+    pub batched: bool,
+}
+
+impl TxMode {
+    /// Every mode call by call, then `NonTemporal` batched.
+    pub fn all() -> Vec<TxMode> {
+        let mut v: Vec<TxMode> = Mode::ALL.iter().map(|&m| m.into()).collect();
+        v.push(TxMode {
+            mode: Mode::NonTemporal,
+            batched: true,
+        });
+        v
+    }
+
+    pub fn name(self) -> &'static str {
+        match (self.mode, self.batched) {
+            (m, false) => m.name(),
+            (Mode::Temporal, true) => "Temporal batched",
+            (Mode::NonTemporal, true) => "NonTemporal batched",
+            (Mode::FlushCache, true) => "FlushCache batched",
+            (Mode::Auto, true) => "Auto batched",
+        }
+    }
+}
+
+impl From<Mode> for TxMode {
+    fn from(mode: Mode) -> TxMode {
+        TxMode {
+            mode,
+            batched: false,
+        }
+    }
+}
+
+impl fmt::Display for TxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One run: every mode in `modes`, one after the other, over the same socket.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -39,7 +85,7 @@ pub struct Config {
     pub seconds: f64,
     /// Frames built per batch, one TX publish and kick each.
     pub batch: usize,
-    pub modes: Vec<Mode>,
+    pub modes: Vec<TxMode>,
     /// Payload lengths `max_payload - payload_spread + 1 ..= max_payload` bytes.
     pub max_payload: usize,
     pub payload_spread: usize,
@@ -67,7 +113,7 @@ impl Default for Config {
             rounds: 3,
             seconds: 5.0,
             batch: 64,
-            modes: Mode::ALL.to_vec(),
+            modes: TxMode::all(),
             max_payload: 1472,
             payload_spread: 373,
             mtu: 1500,
@@ -86,7 +132,7 @@ pub enum Error {
     Skip(String),
     Setup(String),
     Tx {
-        mode: Mode,
+        mode: TxMode,
         err: TxError,
     },
 }
@@ -106,7 +152,7 @@ impl std::error::Error for Error {}
 /// What one mode did.
 #[derive(Clone, Debug)]
 pub struct ModeReport {
-    pub mode: Mode,
+    pub mode: TxMode,
     pub sent: u64,
     pub intact: u64,
     /// Datagrams that arrived but are not what their sequence number names.
@@ -317,7 +363,7 @@ fn run_mode<'scope>(
     tx: &mut TxPath<XskKick>,
     flow: &Flow,
     payloads: &Arc<Payloads>,
-    mode: Mode,
+    mode: TxMode,
     first: bool,
 ) -> Result<ModeReport, Error> {
     let shared = Arc::new(RxShared::default());

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cachecopy::iter::Source;
-use cachecopy::Mode;
+use cachecopy::net::csum_and_copy_from_iter;
+
+use super::TxMode;
 
 use super::chunks::{ChunkError, ChunkPool};
 use super::frame::{self, Flow, FrameError, FrameOpts};
@@ -63,7 +65,8 @@ impl Umem {
 
     /// # Safety
     /// The chunk at `addr` is `Building` in the pool: nobody else reads or writes it.
-    unsafe fn chunk_mut(&mut self, addr: u64, size: usize) -> &mut [u8] {
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn chunk_mut(&self, addr: u64, size: usize) -> &mut [u8] {
         assert!(addr as usize + size <= self.len, "chunk outside the UMEM");
         // SAFETY: inside the UMEM (checked); exclusive per the caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(addr as usize), size) }
@@ -217,7 +220,7 @@ impl<K: Kick> TxPath<K> {
         &mut self,
         flow: &Flow,
         frames: &mut [Outgoing<'_>],
-        mode: Mode,
+        mode: impl Into<TxMode>,
     ) -> Result<usize, TxError> {
         let chunk = self.pool.chunk_size() as usize;
         for (index, f) in frames.iter().enumerate() {
@@ -242,29 +245,24 @@ impl<K: Kick> TxPath<K> {
         }
         let first = self.tx.reserve(n as u32).expect("free slots counted above");
         let t = Instant::now();
-        // --- one batch: a `cachecopy::batch` scope goes around this loop ---
-        for (i, f) in frames[..n].iter_mut().enumerate() {
-            let addr = self.pool.alloc().expect("free chunks counted above");
-            // SAFETY: `alloc` just made the chunk `Building`: the kernel has no descriptor for
-            // it and we hold no other reference to it.
-            let buf = unsafe { self.umem.chunk_mut(addr, chunk) };
-            let opts = FrameOpts {
-                ip_id: f.seq as u16,
-                corrupt_udp_checksum: f.corrupt_udp_checksum,
-            };
-            let len =
-                frame::build(buf, flow, &mut f.payload, opts, mode).expect("lengths checked above");
-            self.tx.write(
-                first.wrapping_add(i as u32),
-                Desc {
-                    addr,
-                    len: len as u32,
-                    options: 0,
-                },
-            );
-            self.pool.submitted(addr).expect("the chunk was Building");
+        let mode: TxMode = mode.into();
+        let (umem, pool, tx) = (&self.umem, &mut self.pool, &mut self.tx);
+        if mode.batched {
+            // One fence for the whole batch; the descriptors are published after it.
+            cachecopy::batch(mode.mode, |b| {
+                for (i, f) in frames[..n].iter_mut().enumerate() {
+                    put_frame(umem, pool, tx, first, i, chunk, flow, f, |rest, src| {
+                        b.csum_and_copy_from_iter(rest, src)
+                    });
+                }
+            });
+        } else {
+            for (i, f) in frames[..n].iter_mut().enumerate() {
+                put_frame(umem, pool, tx, first, i, chunk, flow, f, |rest, src| {
+                    csum_and_copy_from_iter(rest, src, mode.mode)
+                });
+            }
         }
-        // --- end of the batch ---
         self.stats.build += t.elapsed();
         self.tx.submit();
         self.stats.queued += n as u64;
@@ -312,6 +310,41 @@ impl<K: Kick> TxPath<K> {
             std::thread::sleep(Duration::from_micros(100));
         }
     }
+}
+
+/// Builds frame `i` of a batch into a fresh chunk, its payload copied by `copy`, and writes its
+/// descriptor at `first + i` (published later, by the caller).
+#[allow(clippy::too_many_arguments)]
+fn put_frame<'u>(
+    umem: &'u Umem,
+    pool: &mut ChunkPool,
+    tx: &mut Producer<Desc>,
+    first: u32,
+    i: usize,
+    chunk: usize,
+    flow: &Flow,
+    f: &mut Outgoing<'_>,
+    copy: impl FnOnce(&'u mut [u8], &mut Source<'_>) -> (usize, u32),
+) {
+    let addr = pool.alloc().expect("free chunks counted above");
+    // SAFETY: `alloc` just made the chunk `Building`: the kernel has no descriptor for it and
+    // we hold no other reference to it.
+    let buf = unsafe { umem.chunk_mut(addr, chunk) };
+    let opts = FrameOpts {
+        ip_id: f.seq as u16,
+        corrupt_udp_checksum: f.corrupt_udp_checksum,
+    };
+    let len =
+        frame::build_with(buf, flow, &mut f.payload, opts, copy).expect("lengths checked above");
+    tx.write(
+        first.wrapping_add(i as u32),
+        Desc {
+            addr,
+            len: len as u32,
+            options: 0,
+        },
+    );
+    pool.submitted(addr).expect("the chunk was Building");
 }
 
 fn is_busy(e: &io::Error) -> bool {
