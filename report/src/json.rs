@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::calibrate::Calibration;
+use crate::frames::Frames;
 use crate::machine::Machine;
 use crate::measure::Cell;
 use crate::pollution::Pollution;
@@ -37,6 +38,8 @@ pub struct Report {
     pub calibration: Calibration,
     /// Section 5b.
     pub fill_calibration: Calibration,
+    /// Section 7.
+    pub frames: Frames,
 }
 
 /// Writes `report` to `path`, pretty-printed.

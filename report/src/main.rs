@@ -9,6 +9,7 @@
 mod bandwidth;
 mod calibrate;
 mod cli;
+mod frames;
 mod json;
 mod machine;
 mod measure;
@@ -70,6 +71,7 @@ fn report(o: &Options) -> Result<(), String> {
     let calibration = calibrate::section(&mut s, Kind::Copy);
     let fill_calibration = calibrate::section(&mut s, Kind::Fill);
     let fill = bandwidth::section(&mut s, Kind::Fill);
+    let frames = frames::section(&mut s);
     let iterations = s.plan.samples;
     s.finish();
 
@@ -86,6 +88,7 @@ fn report(o: &Options) -> Result<(), String> {
         pollution,
         calibration,
         fill_calibration,
+        frames,
     };
     out(&format!("Done in {:.0} s.\n", report.seconds));
     if let Some(path) = &o.json {

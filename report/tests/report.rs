@@ -36,6 +36,7 @@ fn report_writes_every_section() {
         "5. Auto calibration, copies",
         "5b. Auto calibration, fills",
         "6. Fill bandwidth",
+        "7. Frames",
     ] {
         assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
     }
