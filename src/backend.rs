@@ -136,10 +136,10 @@ macro_rules! kernels {
     ($name:ident = $backend:expr, $v:ty $(, $feature:literal)?) => {
         static $name: Kernels = {
             use crate::kernel::gather::{gather_append, gather_finish, stream_piece};
-            use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum, temporal};
-            use crate::kernel::{fill_temporal, Mem, Splat};
+            use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
+            use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
             entry!([$($feature)?] fn copy_t(d: *mut u8, s: *const u8, n: usize) =
-                temporal::<$v, Mem>(d, Mem(s), n));
+                copy_temporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
                 nontemporal::<$v, Mem>(d, Mem(s), n));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =

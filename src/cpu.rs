@@ -97,6 +97,11 @@ pub struct Caches {
     pub l3: Option<usize>,
     /// How many logical CPUs share one L3 instance, when reported.
     pub l3_shared_by: Option<usize>,
+    /// Whether the L3 holds a copy of every line in the L2s (CPUID leaf 4 / 0x8000001D
+    /// "inclusive" bit), when reported. Intel server parts since Skylake-SP are non-inclusive:
+    /// there a line evicted from L2 by a copy lands in L3 as a victim, and streaming pays from
+    /// about the L2 size.
+    pub l3_inclusive: Option<bool>,
     /// The block aarch64 `dc zva` zeroes in one instruction (`4 << DCZID_EL0.BS`), which
     /// `Temporal` zeroing uses; `None` when `DCZID_EL0.DZP` prohibits it and on other
     /// architectures.
@@ -122,6 +127,11 @@ pub struct Cpu {
 }
 
 impl Cpu {
+    /// Whether the vendor string names Intel.
+    pub(crate) fn is_intel(&self) -> bool {
+        self.vendor() == "GenuineIntel"
+    }
+
     /// The vendor string (`"AuthenticAMD"`, `"GenuineIntel"`, or the arm64 implementer).
     pub fn vendor(&self) -> &str {
         self.vendor.as_str()

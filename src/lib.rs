@@ -64,8 +64,8 @@ pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use mode::{Mode, UnknownMode};
 pub use thresholds::{
-    fill_nt_threshold, fill_rep_threshold, nt_threshold, set_fill_nt_threshold,
-    set_fill_rep_threshold, set_nt_threshold,
+    fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
+    set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,
 };
 pub use tune::default_nt_threshold;
 

@@ -43,7 +43,8 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) fills (and `Auto` fills below
 /// [`fill_nt_threshold`]) use the CPU's string store, x86 `rep stosb`, instead of vector stores.
 ///
-/// Set on x86_64 CPUs with ERMS to twice the copy threshold, where
+/// Set on Intel CPUs with ERMS to 2 KiB, on other x86_64 CPUs with ERMS to twice the copy
+/// threshold, where
 /// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
 /// `CACHECOPY_FILL_REP_THRESHOLD=bytes` (with `std`) or [`set_fill_rep_threshold`].
 /// `usize::MAX` (never) without ERMS and on other architectures. Fills of at most four
@@ -67,4 +68,34 @@ pub fn fill_rep_threshold() -> usize {
 pub fn set_fill_rep_threshold(bytes: usize) {
     dispatch::active();
     tune::FILL_REP.store(bytes, Ordering::Relaxed);
+}
+
+/// The size from which [`Mode::Temporal`](crate::Mode::Temporal) copies (and `Auto` copies
+/// below [`nt_threshold`]) use the CPU's string move, x86 `rep movsb`, instead of vector
+/// stores.
+///
+/// Set to 2 KiB on Intel CPUs with ERMS, where fast-string stores skip reading the lines they
+/// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
+/// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` (with `std`) or
+/// [`set_rep_movsb_threshold`]. Copies of at most four registers never use it, nor do copies
+/// whose source and destination lie within 256 bytes of each other modulo 4 KiB (4K aliasing).
+///
+/// ```
+/// let t = cachecopy::rep_movsb_threshold();
+/// if !cachecopy::cpu().features.erms {
+///     assert_eq!(t, usize::MAX);
+/// }
+/// ```
+pub fn rep_movsb_threshold() -> usize {
+    dispatch::active();
+    tune::REP_MOVSB.load(Ordering::Relaxed)
+}
+
+/// Sets [`rep_movsb_threshold`] for the whole process (glibc's equivalent tunable is
+/// `glibc.cpu.x86_rep_movsb_threshold`). Ignored on other architectures; on an x86_64 CPU
+/// without ERMS `rep movsb` still works, only slower, so a value below `usize::MAX` is honoured
+/// there too.
+pub fn set_rep_movsb_threshold(bytes: usize) {
+    dispatch::active();
+    tune::REP_MOVSB.store(bytes, Ordering::Relaxed);
 }

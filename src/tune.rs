@@ -23,6 +23,9 @@ pub(crate) static FILL_NT: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Temporal` fills use the CPU's string store (x86 `rep stosb`);
 /// `usize::MAX` (also before detection) means never. Read by `kernel::fill_temporal`.
 pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
+/// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
+/// `usize::MAX` (also before detection) means never. Read by `kernel::copy_temporal`.
+pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
 /// Sets every tunable still `UNSET` from the environment or from `cpu`'s defaults. Racing
 /// callers compute the same values; a value a setter stored first is kept.
@@ -35,38 +38,58 @@ pub(crate) fn init(cpu: &Cpu) {
         .unwrap_or(fill_default);
     let fill_rep =
         env_bytes(c"CACHECOPY_FILL_REP_THRESHOLD").unwrap_or_else(|| default_fill_rep(cpu));
-    for (cell, value) in [(&COPY_NT, copy), (&FILL_NT, fill), (&FILL_REP, fill_rep)] {
+    let rep_movsb =
+        env_bytes(c"CACHECOPY_REP_MOVSB_THRESHOLD").unwrap_or_else(|| default_rep_movsb(cpu));
+    for (cell, value) in [
+        (&COPY_NT, copy),
+        (&FILL_NT, fill),
+        (&FILL_REP, fill_rep),
+        (&REP_MOVSB, rep_movsb),
+    ] {
         let _ = cell.compare_exchange(UNSET, value, Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 
-/// The NT thresholds `Auto` uses when nothing overrides them, from the detected caches.
+/// The NT thresholds `Auto` uses when nothing overrides them: `(copy, fill)`, by CPU family,
+/// from the detected caches. Each rule cites the measurement it rests on (`docs/machines/`).
 ///
-/// Copy: a quarter of one last-level cache instance (at least twice the L2 and 1 MiB). A copy
-/// of `len` bytes brings `2 * len` into the caches with ordinary stores; from `L3 / 4` up that is
-/// half the L3, so the copy evicts most of what its neighbours (and its own destination, by the
-/// time it is read) had cached, and streaming wins. On the AMD Zen3 VM the measured
-/// hot-destination crossover is `L3 / 4` (docs/machines/amd-epyc-zen3.md). The cache figures
-/// come from CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses). Without
-/// cache figures: 4 MiB.
-///
-/// Fill: the same rule; the fill crossover was measured on its own and agrees
-/// (docs/machines/amd-epyc-zen3.md, section 5b).
+/// - **Intel with a non-inclusive L3** (server parts since Skylake-SP): copy from the L2 size,
+///   fill from twice it. A line a copy evicts from the L2 is written to the L3 as a victim, so
+///   temporal copies pay L3 write bandwidth from about the L2 size on, however large the L3.
+///   Measured on the Intel Xeon VM (family 6 model 207, L2 2 MiB, a reported 260 MiB L3): the
+///   hot-destination crossover is 2 MiB for copies and 4 MiB for fills (`cachecopy report`,
+///   sections 5 and 5b, docs/machines/intel-xeon-f6m207.md); `L3 / 4` would be 65 MiB there,
+///   where streaming already runs 1.5-1.7x.
+/// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a quarter of one
+///   last-level cache instance, at least twice the L2. A copy of `len` bytes brings `2 * len`
+///   into the caches; from `L3 / 4` that is half the L3. Measured on the AMD Zen3 VM (one
+///   32 MiB L3 per CCX from CPUID 0x8000001D): the hot crossover is 8 MiB for copies and
+///   5-6 MiB for fills, so both use 8 MiB (docs/machines/amd-epyc-zen3.md). The cache figures
+///   come from CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and
+///   which reports 256 MiB on that VM).
+/// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
+///   instead: 4 MiB without figures, never below 1 MiB.
 fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
+    const FLOOR: usize = 1 << 20;
     const FALLBACK: usize = 4 << 20;
     let c = &cpu.caches;
-    let copy = match (c.l2, c.l3) {
+    let l3 = c.l3.filter(|&l3| l3 >= c.l2.unwrap_or(0));
+    if let (true, Some(false), Some(l2)) = (cpu.is_intel(), c.l3_inclusive, c.l2) {
+        return (l2.max(FLOOR), (2 * l2).max(FLOOR));
+    }
+    let copy = match (c.l2, l3) {
         (l2, Some(l3)) => (l3 / 4).max(2 * l2.unwrap_or(0)),
         (Some(l2), None) => 2 * l2,
         _ => FALLBACK,
     }
-    .max(1 << 20);
+    .max(FLOOR);
     (copy, copy)
 }
 
-/// The copy threshold the crate derives from `cpu`'s caches when nothing overrides it: a quarter
-/// of one last-level cache instance, at least twice the L2 and at least 1 MiB (4 MiB without
-/// cache figures).
+/// The copy threshold the crate derives from `cpu` when nothing overrides it (see the rules
+/// on `default_thresholds` in `src/tune.rs`): the L2 size on Intel parts with a non-inclusive
+/// L3, else a quarter of one last-level cache instance and at least twice the L2; never below
+/// 1 MiB, 4 MiB without cache figures.
 ///
 /// ```
 /// let cpu = cachecopy::cpu();
@@ -76,16 +99,39 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
     default_thresholds(cpu).0
 }
 
-/// The size from which `Temporal` fills use `rep stosb` on x86_64 CPUs with ERMS (fast
-/// strings), when nothing overrides it: twice the copy threshold.
+/// The size from which `Temporal` fills use `rep stosb` when nothing overrides it.
 ///
-/// `rep stosb` writes whole lines without first reading them for ownership once the fill is
-/// large; the vector loop pays that read for every line that is not cached. On the Zen3 VM the
-/// vector loop is ahead below 12 MiB and `rep stosb` from 16 MiB (docs/machines/amd-epyc-zen3.md).
-/// Other CPUs and architectures: never (`usize::MAX`).
+/// - Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes whole
+///   lines without reading them for ownership; the vector loop ran 0.72-0.84x of glibc's
+///   `memset` (which uses `rep stosb`) from 16 KiB on the Intel Xeon VM
+///   (docs/machines/intel-xeon-f6m207.md).
+/// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold. On the Zen3 VM the vector
+///   loop is ahead below 12 MiB (2x at 4-16 KiB, the string store's start-up) and `rep stosb`
+///   from 16 MiB (docs/machines/amd-epyc-zen3.md).
+/// - No ERMS, other architectures: never (`usize::MAX`).
 fn default_fill_rep(cpu: &Cpu) -> usize {
-    if cfg!(target_arch = "x86_64") && cpu.features.erms {
+    if !(cfg!(target_arch = "x86_64") && cpu.features.erms) {
+        usize::MAX
+    } else if cpu.is_intel() {
+        2 << 10
+    } else {
         default_thresholds(cpu).1.saturating_mul(2)
+    }
+}
+
+/// The size from which `Temporal` copies use `rep movsb` when nothing overrides it.
+///
+/// - Intel with ERMS: 2 KiB (glibc: 2112 B on the Xeon VM). The vector loop ran 0.81-0.87x of
+///   glibc's `memcpy` into a cold destination from 16 KiB, and a bare `rep movsb` 0.99-1.04x
+///   from 4 KiB to 64 MiB (docs/machines/intel-xeon-f6m207.md): fast-string stores skip the
+///   read-for-ownership of lines they overwrite whole.
+/// - AMD: never. On Zen3 the vector loop beats glibc, and `rep movsb` slows down for some
+///   source and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen3
+///   and later).
+/// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
+fn default_rep_movsb(cpu: &Cpu) -> usize {
+    if cfg!(target_arch = "x86_64") && cpu.features.erms && cpu.is_intel() {
+        2 << 10
     } else {
         usize::MAX
     }

@@ -20,6 +20,7 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
         .env_remove("CACHECOPY_BACKEND")
         .env_remove("CACHECOPY_NT_THRESHOLD")
         .env_remove("CACHECOPY_FILL_REP_THRESHOLD")
+        .env_remove("CACHECOPY_REP_MOVSB_THRESHOLD")
         .env_remove("CACHECOPY_FILL_NT_THRESHOLD")
         .envs(env.iter().copied())
         .output()
@@ -180,6 +181,45 @@ fn env_sets_the_fill_rep_threshold() {
     );
     assert_eq!(
         err.matches("cachecopy: ignoring CACHECOPY_FILL_REP_THRESHOLD")
+            .count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "run in a child by env_sets_the_rep_movsb_threshold"]
+fn child_expect_rep_movsb() {
+    let want: usize = std::env::var("EXPECT_REP_MOVSB").unwrap().parse().unwrap();
+    assert_eq!(cachecopy::rep_movsb_threshold(), want);
+    // Whatever the threshold, copies stay exact (through `rep movsb` from 4 KiB on x86_64).
+    let src: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    let mut v = vec![1u8; 70_005];
+    cachecopy::copy(&mut v[5..], &src, cachecopy::Mode::Temporal);
+    assert_eq!(v[..5], [1; 5]);
+    assert_eq!(v[5..], src[..]);
+}
+
+#[test]
+fn env_sets_the_rep_movsb_threshold() {
+    child(
+        "child_expect_rep_movsb",
+        &[
+            ("CACHECOPY_REP_MOVSB_THRESHOLD", "4096"),
+            ("EXPECT_REP_MOVSB", "4096"),
+        ],
+    );
+    // A bad value: one line on stderr, and the built-in default.
+    let want = cachecopy::rep_movsb_threshold();
+    let err = child(
+        "child_expect_rep_movsb",
+        &[
+            ("CACHECOPY_REP_MOVSB_THRESHOLD", "many"),
+            ("EXPECT_REP_MOVSB", &want.to_string()),
+        ],
+    );
+    assert_eq!(
+        err.matches("cachecopy: ignoring CACHECOPY_REP_MOVSB_THRESHOLD")
             .count(),
         1,
         "{err}"

@@ -149,6 +149,7 @@ fn caches(id: &CpuId<raw_cpuid::CpuIdReaderNative>, line: usize) -> Caches {
             3 => {
                 c.l3 = Some(size);
                 c.l3_shared_by = Some(p.max_cores_for_cache());
+                c.l3_inclusive = Some(p.is_inclusive());
             }
             _ => {}
         }

@@ -66,6 +66,35 @@ pub(crate) unsafe fn rep_stosb(dst: *mut u8, byte: u8, len: usize) {
     }
 }
 
+/// `rep movsb`: copies `len` bytes from `src` to `dst` with the CPU's string move. Ordinary
+/// (temporal) stores in this thread's order, so no fence is needed; with ERMS, large counts
+/// move whole lines without reading the destination first.
+///
+/// # Safety
+/// `src..src + len` readable, `dst..dst + len` writable, the two not overlapping. The direction
+/// flag is clear, as the System V and Windows ABIs guarantee at every call.
+#[inline(always)]
+pub(crate) unsafe fn rep_movsb(dst: *mut u8, src: *const u8, len: usize) {
+    cfg_if::cfg_if! {
+        if #[cfg(miri)] {
+            // SAFETY: as the caller guarantees; Miri runs no inline assembly.
+            unsafe { core::ptr::copy_nonoverlapping(src, dst, len) }
+        } else {
+            // SAFETY: reads exactly `src..src + len` and writes exactly `dst..dst + len`
+            // (DF = 0); clobbers rdi/rsi/rcx, declared.
+            unsafe {
+                core::arch::asm!(
+                    "rep movsb",
+                    inout("rdi") dst => _,
+                    inout("rsi") src => _,
+                    inout("rcx") len => _,
+                    options(nostack, preserves_flags)
+                )
+            }
+        }
+    }
+}
+
 /// Writes back every line holding a byte of `p..p + len` with `op`.
 ///
 /// # Safety

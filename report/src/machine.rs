@@ -30,6 +30,8 @@ pub struct Machine {
     pub fill_nt_threshold: usize,
     /// From here `Temporal` fills use `rep stosb`; `None` when never.
     pub fill_rep_threshold: Option<usize>,
+    /// From here `Temporal` copies use `rep movsb`; `None` when never.
+    pub rep_movsb_threshold: Option<usize>,
     /// aarch64 `dc zva` block, which `Temporal` zeroing uses.
     pub zero_block: Option<usize>,
     pub glibc: Option<Glibc>,
@@ -76,6 +78,7 @@ fn detect() -> Machine {
         nt_threshold_source: threshold_source(&cpu, cachecopy::nt_threshold()),
         fill_nt_threshold: cachecopy::fill_nt_threshold(),
         fill_rep_threshold: Some(cachecopy::fill_rep_threshold()).filter(|&t| t != usize::MAX),
+        rep_movsb_threshold: Some(cachecopy::rep_movsb_threshold()).filter(|&t| t != usize::MAX),
         zero_block: c.zero_block,
         glibc: glibc(),
     }
@@ -113,6 +116,15 @@ fn threshold_source(cpu: &Cpu, value: usize) -> String {
         return "set by the program (set_nt_threshold)".into();
     }
     let c = cpu.caches;
+    if cpu.vendor() == "GenuineIntel" && c.l3_inclusive == Some(false) {
+        if let Some(l2) = c.l2 {
+            return format!(
+                "L2 = {} (Intel, non-inclusive L3: streaming pays from the L2 size), caches from {}",
+                size(l2),
+                c.source
+            );
+        }
+    }
     match (c.l2, c.l3) {
         (_, Some(l3)) => format!(
             "L3 / 4 = {} / 4 (at least 2 x L2 and 1 MiB), caches from {}",
@@ -218,6 +230,13 @@ fn print(m: &Machine) -> String {
         size(m.fill_nt_threshold)
     );
     field(&mut s, "NT threshold", nt);
+    if let Some(t) = m.rep_movsb_threshold {
+        field(
+            &mut s,
+            "rep movsb",
+            format!("Temporal copies from {}", size(t)),
+        );
+    }
     if let Some(t) = m.fill_rep_threshold {
         field(
             &mut s,

@@ -368,9 +368,48 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     }
 }
 
+/// A `Temporal` copy: [`temporal`], except on x86_64 from [`crate::rep_movsb_threshold`] bytes
+/// (set on Intel CPUs with ERMS, never elsewhere): one ordinary 64-byte store, then `rep movsb`
+/// from the first line boundary of the destination. Large string moves write whole lines
+/// without first reading them for ownership; the vector loop pays that read for every line not
+/// in cache. A source and destination a few lines apart modulo 4 KiB keep the vector loop:
+/// the string move's loads then alias its own recent stores (4K aliasing) and slow down.
+///
+/// # Safety
+/// As [`temporal`].
+#[inline(always)]
+pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: (whole body) every move is inside `dst..dst + len` and `src..src + len`.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if len > 4 * V::BYTES
+            && len >= 64
+            && len >= crate::tune::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
+            && (dst as usize).wrapping_sub(src as usize) & 4095 >= REP_ALIAS_GAP
+            && (src as usize).wrapping_sub(dst as usize) & 4095 >= REP_ALIAS_GAP
+        {
+            // `head < 64 <= len`: the 64-byte move covers it, then the string move runs from
+            // the aligned destination address to the end.
+            let head = (dst as usize).wrapping_neg() & 63;
+            if head != 0 {
+                temporal::<V, Mem>(dst, Mem(src), 64);
+            }
+            arch::rep_movsb(dst.add(head), src.add(head), len - head);
+            return;
+        }
+        temporal::<V, Mem>(dst, Mem(src), len)
+    }
+}
+
+/// How far apart (modulo 4 KiB, either way) a source and destination must be for `rep movsb`:
+/// closer than this, its loads hit the 4K-aliasing penalty against its own stores.
+#[cfg(target_arch = "x86_64")]
+const REP_ALIAS_GAP: usize = 256;
+
 /// A `Temporal` fill: [`temporal`] with a splatted byte, except where the ISA has a faster way to
 /// write many whole lines with ordinary stores:
-/// - x86_64, from [`crate::fill_rep_threshold`] bytes (never without ERMS):
+/// - x86_64, from [`crate::fill_rep_threshold`] bytes (2 KiB on Intel with ERMS, twice the
+///   `Auto` threshold on AMD, never without ERMS):
 ///   `rep stosb`, after one ordinary 64-byte store that lets it start on a line boundary. Large
 ///   string stores skip the read-for-ownership of lines they overwrite whole.
 /// - aarch64, zeroing at least `max(256, 2 * block)` bytes where `DCZID_EL0` permits `dc zva`:
