@@ -113,6 +113,12 @@ fn init() -> &'static Kernels {
     let best = BACKENDS[n - 1];
     let chosen = env_backend(&BACKENDS[..n]).unwrap_or(best);
     ACTIVE.store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
+    // `CACHECOPY_NT_THRESHOLD=calibrate`: measure now, on the table just published (so the
+    // measurement's own copies find it), once however many threads race here.
+    #[cfg(all(feature = "std", unix))]
+    if tune::take_calibration_request() {
+        crate::calibrate::run(chosen).apply();
+    }
     chosen
 }
 

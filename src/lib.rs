@@ -46,6 +46,8 @@ extern crate std;
 mod arch;
 mod backend;
 mod batch;
+#[cfg(all(feature = "std", unix))]
+mod calibrate;
 mod cpu;
 mod dispatch;
 pub mod iter;
@@ -60,6 +62,8 @@ mod vector;
 
 pub use backend::Backend;
 pub use batch::{batch, Batch};
+#[cfg(all(feature = "std", unix))]
+pub use calibrate::Calibration;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use mode::{Mode, UnknownMode};
@@ -425,4 +429,25 @@ pub fn fence() {
     let op = dispatch::flush_op();
     // SAFETY: dispatch's flush op runs on this CPU; the strongest fence any mode needs.
     unsafe { Store::Flush(op).fence() }
+}
+
+/// Measures, on this machine, the sizes from which streaming into an already cached
+/// destination stops losing to ordinary stores, for copies and for fills (the `Auto`
+/// crossovers), in about 100 ms of wall time, and returns them with the time it took; nothing
+/// changes until [`Calibration::apply`].
+///
+/// Where the timing is too noisy to decide, or streaming never stops losing within the sizes
+/// tried (256 KiB to 16 MiB), the threshold is `None` and the built-in rule stays. It never
+/// picks a size below the one where streaming into a cached destination stops losing, so
+/// `Auto` never streams where that costs. Its buffers come from `mmap`: it neither allocates
+/// nor locks. `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use.
+///
+/// ```no_run
+/// let c = cachecopy::calibrate();
+/// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
+/// c.apply();
+/// ```
+#[cfg(all(feature = "std", unix))]
+pub fn calibrate() -> Calibration {
+    calibrate::run(dispatch::active())
 }

@@ -27,11 +27,29 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// `usize::MAX` (also before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
+/// `CACHECOPY_NT_THRESHOLD=calibrate` asked for a calibration at detection; taken (once) by
+/// dispatch when its table is published.
+static CALIBRATE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Whether a calibration was asked for and not yet taken: true for exactly one caller.
+pub(crate) fn take_calibration_request() -> bool {
+    CALIBRATE.swap(false, Ordering::Relaxed)
+}
+
 /// Sets every tunable still `UNSET` from the environment or from `cpu`'s defaults. Racing
 /// callers compute the same values; a value a setter stored first is kept.
 pub(crate) fn init(cpu: &Cpu) {
     let (copy_default, fill_default) = default_thresholds(cpu);
-    let both = env_bytes(c"CACHECOPY_NT_THRESHOLD");
+    let calibrate = env(c"CACHECOPY_NT_THRESHOLD")
+        .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"calibrate"));
+    if calibrate {
+        CALIBRATE.store(true, Ordering::Relaxed);
+    }
+    let both = if calibrate {
+        None
+    } else {
+        env_bytes(c"CACHECOPY_NT_THRESHOLD")
+    };
     let copy = both.unwrap_or(copy_default);
     let fill = env_bytes(c"CACHECOPY_FILL_NT_THRESHOLD")
         .or(both)

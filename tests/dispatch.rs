@@ -225,3 +225,40 @@ fn env_sets_the_rep_movsb_threshold() {
         "{err}"
     );
 }
+
+#[test]
+#[ignore = "run in a child by env_calibrate_measures_on_first_use"]
+fn child_calibrated() {
+    let defaults = (
+        cachecopy::default_nt_threshold(&cachecopy::cpu()),
+        usize::MAX, // the fill default is checked below through the copy rule
+    );
+    let src = vec![3u8; 1 << 16];
+    let mut dst = vec![0u8; 1 << 16];
+    cachecopy::copy(&mut dst, &src, cachecopy::Mode::Auto);
+    assert_eq!(dst, src);
+    let sizes: Vec<usize> = (18..=24).map(|s| 1usize << s).collect();
+    let t = cachecopy::nt_threshold();
+    assert!(
+        sizes.contains(&t) || t == defaults.0,
+        "copy threshold {t}: neither a calibrated size nor the default"
+    );
+    let f = cachecopy::fill_nt_threshold();
+    assert!(f >= 1 << 18, "fill threshold {f}");
+}
+
+#[cfg(unix)]
+#[test]
+fn env_calibrate_measures_on_first_use() {
+    if common::emulated() {
+        return; // timing under an emulator says nothing; the native run covers it
+    }
+    let err = child(
+        "child_calibrated",
+        &[("CACHECOPY_NT_THRESHOLD", "calibrate")],
+    );
+    assert!(
+        !err.contains("ignoring"),
+        "calibrate is a valid value: {err}"
+    );
+}

@@ -39,6 +39,12 @@ pub struct Calibration {
     pub builtin: usize,
     /// glibc `memcpy`'s own switch to streaming stores (copies only).
     pub glibc: Option<usize>,
+    /// What the library's own `cachecopy::calibrate()` found on this run (the function
+    /// `CACHECOPY_NT_THRESHOLD=calibrate` runs at start-up): its threshold for this kind, or
+    /// `None` when it kept the built-in rule.
+    pub library: Option<usize>,
+    /// How long `cachecopy::calibrate()` took, in milliseconds.
+    pub library_ms: f64,
 }
 
 /// The smallest size from which streaming does not lose, given (size, NonTemporal ÷ Temporal)
@@ -80,7 +86,8 @@ pub fn section(s: &mut Session, kind: Kind) -> Calibration {
     let tick = s.ticker();
     let p = &s.plan;
     let glibc = s.machine.glibc.as_ref().map(|g| g.nt_threshold);
-    let c = run(
+    let lib = cachecopy::calibrate();
+    let mut c = run(
         kind,
         &p.calib_sizes,
         s.src.as_slice(),
@@ -90,6 +97,11 @@ pub fn section(s: &mut Session, kind: Kind) -> Calibration {
         glibc,
         tick,
     );
+    c.library = match kind {
+        Kind::Copy => lib.copy,
+        Kind::Fill => lib.fill,
+    };
+    c.library_ms = lib.elapsed.as_secs_f64() * 1e3;
     s.print(&print(&c));
     c
 }
@@ -137,6 +149,8 @@ fn run(
         recommended: recommend(crossover_cold, crossover_hot),
         builtin: kind.threshold().1,
         glibc: glibc.filter(|_| kind == Kind::Copy),
+        library: None,
+        library_ms: 0.0,
     }
 }
 
@@ -180,6 +194,19 @@ fn print(c: &Calibration) -> String {
         c.kind.threshold().0
     );
     field(&mut s, "built-in", builtin);
+    let library = match c.library {
+        Some(t) => format!(
+            "{} in {:.0} ms (cachecopy::calibrate(); CACHECOPY_NT_THRESHOLD=calibrate applies it at \
+             start-up)",
+            size(t),
+            c.library_ms
+        ),
+        None => format!(
+            "undecided in {:.0} ms: too noisy, the built-in rule stays (cachecopy::calibrate())",
+            c.library_ms
+        ),
+    };
+    field(&mut s, "calibrate()", library);
     if let Some(g) = c.glibc {
         let glibc = format!("{} (memcpy's own switch to streaming stores)", size(g));
         field(&mut s, "glibc", glibc);
@@ -258,6 +285,8 @@ mod tests {
             recommended: Some(32768),
             builtin: 1 << 20,
             glibc: None,
+            library: Some(2 << 20),
+            library_ms: 60.0,
         };
         let t = print(&c);
         assert!(t.starts_with("5b. Auto calibration, fills"), "{t}");
