@@ -32,6 +32,7 @@ pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 static CALIBRATE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 /// Whether a calibration was asked for and not yet taken: true for exactly one caller.
+#[cfg(all(feature = "std", unix))]
 pub(crate) fn take_calibration_request() -> bool {
     CALIBRATE.swap(false, Ordering::Relaxed)
 }
