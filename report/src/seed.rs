@@ -11,6 +11,7 @@ use std::time::Instant;
 use cachecopy::Mode;
 use serde::Serialize;
 
+use crate::machine::Machine;
 use crate::measure::Buf;
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
@@ -72,8 +73,45 @@ pub fn section(s: &mut Session) -> Seed {
     s.start("3. seed experiment");
     let p = &s.plan;
     let seed = run(&p.rings, &p.chunks, p.seed_bytes, p.seed_rounds, s.ticker());
-    s.print(&print(&seed));
+    let mut text = print(&seed);
+    text.insert_str(text.len() - 1, &why(&seed, s.machine));
+    s.print(&text);
     seed
+}
+
+/// Why streaming should win or lose here, per ring: a temporal chunk reaches the consumer
+/// through the cache level both share, if the ring fits it; a streamed chunk always goes
+/// through memory. So streaming wins when no shared level holds the ring (it saves the
+/// write-back of lines the consumer will re-fetch from memory anyway, and the pollution), and
+/// loses when one does.
+fn why(seed: &Seed, m: &Machine) -> String {
+    let shared_l3 = m.l3.filter(|_| m.l3_shared_by.is_some_and(|n| n >= 2));
+    let mut s = String::new();
+    for ring in text::distinct(seed.rows.iter().map(|r| r.ring)) {
+        let line = match shared_l3 {
+            Some(l3) if ring <= l3 => format!(
+                "   ring {}: fits the L3 ({}) both vCPUs share, so temporal chunks reach the \
+                 consumer through it while streamed ones go through memory: expect streaming \
+                 to lose\n",
+                size(ring),
+                size(l3)
+            ),
+            Some(l3) => format!(
+                "   ring {}: larger than the shared L3 ({}): every chunk comes back from memory \
+                 either way, and streaming saves the write-back and the pollution: expect it to \
+                 win\n",
+                size(ring),
+                size(l3)
+            ),
+            None => format!(
+                "   ring {}: no cache level reported shared by both vCPUs: chunks come back from \
+                 memory either way: expect streaming to win\n",
+                size(ring)
+            ),
+        };
+        s.push_str(&line);
+    }
+    s
 }
 
 /// Runs every (ring, chunk) setup, `rounds` times per mode, alternating the modes.
