@@ -4,7 +4,8 @@
 //! `_mm_stream_si64` intrinsic requires the `sse2` target feature, which soft-float targets
 //! (`x86_64-unknown-none`, `x86_64-unknown-uefi`) do not have, although every x86_64 CPU runs
 //! `movnti`. Elsewhere a word has no streaming store and `stream` is an ordinary store (aarch64
-//! moves words in pairs instead: `arch/aarch64/gpr.rs`).
+//! moves words in pairs instead: `arch/aarch64/gpr.rs`). On x86_64 the loads and stores are
+//! inline assembly too (see `load`).
 
 use crate::vector::{add64, Checksum, Vector};
 
@@ -17,10 +18,13 @@ unsafe impl Vector for u64 {
     #[inline(always)]
     unsafe fn load(src: *const u8) -> Self {
         cfg_if::cfg_if! {
-            if #[cfg(all(cachecopy_integer_only, target_arch = "x86_64", not(miri)))] {
-                // A hard-float x86_64 build asked for general-purpose registers only: LLVM would
-                // merge adjacent word moves into `movups` (store merging in instruction
-                // selection), so the move is spelled out.
+            if #[cfg(all(target_arch = "x86_64", not(miri)))] {
+                // General-purpose registers in every build: on hard-float targets LLVM merges
+                // adjacent word moves into `movups` (store merging in instruction selection, which
+                // no `-C no-vectorize-*` flag stops), and `cachecopy_integer_only` builds must not
+                // touch vector registers. Spelled out in every build, so `Backend::Generic` is
+                // the same code wherever it runs (and measured as such next to the vector
+                // backends).
                 let v: u64;
                 // SAFETY: the caller guarantees 8 readable bytes; `mov` needs no alignment.
                 unsafe {
@@ -45,7 +49,7 @@ unsafe impl Vector for u64 {
     #[inline(always)]
     unsafe fn store(self, dst: *mut u8) {
         cfg_if::cfg_if! {
-            if #[cfg(all(cachecopy_integer_only, target_arch = "x86_64", not(miri)))] {
+            if #[cfg(all(target_arch = "x86_64", not(miri)))] {
                 // SAFETY: the caller guarantees 8 writable bytes; `mov` needs no alignment.
                 // Writes memory: no `nomem`/`readonly`. (Why assembly: see `load`.)
                 unsafe {
