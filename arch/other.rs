@@ -4,6 +4,9 @@ use core::sync::atomic::{fence, Ordering};
 
 use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
 
+/// The general-purpose word: the `Generic` backend's register (`arch/generic.rs`).
+pub(crate) type Word = u64;
+
 /// Conservative line size for keeping streamed and ordinary stores apart.
 pub(crate) const STREAM_LINE: usize = 64;
 

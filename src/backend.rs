@@ -16,7 +16,9 @@ use crate::kernel::gather::Gather;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// Portable 64-bit words (x86_64 streams them with `movnti`).
+    /// Portable 64-bit words in general-purpose registers (x86_64 streams them with `movnti`;
+    /// aarch64 moves them in `ldp`/`stp x` pairs and streams with `stnp x, x`). The only backend
+    /// on soft-float targets and under `--cfg cachecopy_integer_only`.
     Generic,
     /// x86_64 SSE2, 16-byte registers.
     Sse2,
@@ -203,25 +205,31 @@ macro_rules! kernels {
     };
 }
 
-kernels!(GENERIC = Backend::Generic, u64);
+use crate::arch;
 
+kernels!(GENERIC = Backend::Generic, arch::Word);
+
+// The vector backends exist only where the target has vector registers (not soft-float targets:
+// `x86_64-unknown-none`, `x86_64-unknown-uefi`, `aarch64-unknown-none-softfloat`) and the user
+// has not asked for general-purpose registers only (`--cfg cachecopy_integer_only`, for kernel
+// code that has not saved the vector state; docs/bare-metal.md). `arch` leaves out their
+// registers under the same conditions.
 cfg_if::cfg_if! {
-    if #[cfg(target_arch = "x86_64")] {
-        use crate::arch;
+    if #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(cachecopy_integer_only)))] {
         kernels!(SSE2 = Backend::Sse2, arch::Sse2, "sse2");
         kernels!(AVX2 = Backend::Avx2, arch::Avx2, "avx2");
         kernels!(AVX512 = Backend::Avx512, arch::Avx512, "avx512f,avx512bw");
         /// Every backend compiled for x86_64, best last. A CPU runs a prefix of this list
         /// (AVX-512 CPUs all have AVX2, and an OS that saves ZMM state saves YMM state).
         pub(crate) static BACKENDS: [&Kernels; 4] = [&GENERIC, &SSE2, &AVX2, &AVX512];
-    } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon"))] {
-        use crate::arch;
+    } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(cachecopy_integer_only)))] {
         kernels!(NEON = Backend::Neon, arch::Neon);
         /// Every backend compiled for aarch64, best last. Advanced SIMD is mandatory in every
         /// arm64 Linux/macOS/Windows ABI, so a CPU running this build runs both.
         pub(crate) static BACKENDS: [&Kernels; 2] = [&GENERIC, &NEON];
     } else {
-        /// Targets without a SIMD leaf, and soft-float targets: the word backend only.
+        /// Targets without a SIMD leaf, soft-float targets and `cachecopy_integer_only` builds:
+        /// the word backend only.
         pub(crate) static BACKENDS: [&Kernels; 1] = [&GENERIC];
     }
 }

@@ -170,6 +170,11 @@ impl<const N: usize> Text<N> {
     };
 
     /// Keeps the printable ASCII of `raw`, trimmed, truncated to `N` bytes.
+    // Targets without a detection leaf (`arch/other.rs`) report no vendor or brand.
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(dead_code)
+    )]
     pub(crate) fn new(raw: &[u8]) -> Self {
         let mut t = Self::EMPTY;
         for &b in raw.iter().filter(|b| b.is_ascii_graphic() || **b == b' ') {

@@ -1,17 +1,22 @@
-//! aarch64: NEON `q` registers (`ldp`/`stp`, `stnp`); `dmb ishst`; `dc cvap`/`dc cvac` by the
-//! line size of `CTR_EL0`, then `dsb sy`; detection through `std_detect` or the ID registers.
+//! aarch64: NEON `q` registers (`ldp`/`stp`, `stnp`) and `x` register pairs (`ldp`/`stp`,
+//! `stnp`); `dmb ishst`; `dc zva`; `dc cvap`/`dc cvac` by the line size of `CTR_EL0`, then
+//! `dsb sy`; detection through `std_detect` or the ID registers.
 
 mod cpu;
-#[cfg(target_feature = "neon")]
+mod gpr;
+#[cfg(all(target_feature = "neon", not(cachecopy_integer_only)))]
 mod neon;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) use self::cpu::detect;
+/// Two `x` registers, the `Generic` backend's unit here (see `gpr`).
+pub(crate) use self::gpr::XPair as Word;
 /// A pair of `q` registers, the NEON backend's unit (see `neon`). Advanced SIMD is mandatory in
-/// every arm64 Linux/macOS/Windows ABI; soft-float targets have no vector registers and no NEON
-/// backend.
-#[cfg(target_feature = "neon")]
+/// every arm64 Linux/macOS/Windows ABI; soft-float targets have no vector registers, and
+/// `--cfg cachecopy_integer_only` (kernels that have not saved the vector state) asks for none:
+/// no NEON backend there.
+#[cfg(all(target_feature = "neon", not(cachecopy_integer_only)))]
 pub(crate) use self::neon::Pair as Neon;
 use crate::cpu::FlushOp;
 

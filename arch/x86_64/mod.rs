@@ -1,18 +1,32 @@
-//! x86_64: SSE2, AVX2 and AVX-512 registers; `sfence`; `clwb`/`clflushopt`/`clflush`; CPUID.
+//! x86_64: SSE2, AVX2 and AVX-512 registers; `sfence`; `rep stosb`; `clwb`/`clflushopt`/
+//! `clflush`; CPUID.
+//!
+//! The vector registers exist only where the compiler may use them: not on soft-float targets
+//! (`x86_64-unknown-none`, `x86_64-unknown-uefi`: no `sse2` target feature, LLVM cannot even
+//! lower a vector move there) and not under `--cfg cachecopy_integer_only` (kernels that have
+//! not saved the vector state). Everything else here uses general-purpose registers only.
 
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod avx2;
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod avx512;
 mod cpu;
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod sse2;
 
 pub(crate) use self::cpu::detect;
 use crate::cpu::FlushOp;
 
-/// The SSE2 register (baseline on every x86_64 CPU).
+/// The general-purpose word: the `Generic` backend's register (`arch/generic.rs`).
+pub(crate) type Word = u64;
+/// The SSE2 register (baseline on every hard-float x86_64 target).
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 pub(crate) type Sse2 = core::arch::x86_64::__m128i;
 /// The AVX2 register.
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 pub(crate) type Avx2 = core::arch::x86_64::__m256i;
 /// The AVX-512 register (F + BW: byte-masked moves).
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 pub(crate) type Avx512 = core::arch::x86_64::__m512i;
 
 /// The cache line size of every x86_64 CPU (CPUID.1:EBX[15:8] * 8 reports it; `Cpu` shows it).
@@ -22,8 +36,11 @@ pub(crate) const STREAM_LINE: usize = 64;
 /// ordered; without this a release store after the copy could become visible first, which Rust
 /// treats as unsound (rust-lang/rust#114582).
 ///
+/// Inline assembly rather than `_mm_sfence`, whose `sse` target feature soft-float targets lack
+/// (every x86_64 CPU executes `sfence`; it touches no vector register).
+///
 /// # Safety
-/// None beyond running on x86_64 (SSE is baseline); `unsafe` for symmetry with other targets.
+/// None beyond running on x86_64; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn stream_fence() {
     #[cfg(all(test, feature = "std"))]
@@ -32,8 +49,9 @@ pub(crate) unsafe fn stream_fence() {
         if #[cfg(miri)] {
             core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
         } else {
-            // SAFETY: `sfence` is baseline on x86_64.
-            unsafe { core::arch::x86_64::_mm_sfence() }
+            // SAFETY: `sfence` is baseline on x86_64. No `nomem`: it must not move across the
+            // stores it orders.
+            unsafe { core::arch::asm!("sfence", options(nostack, preserves_flags)) }
         }
     }
 }

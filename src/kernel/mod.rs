@@ -351,16 +351,21 @@ pub(crate) const INLINE_FILL: usize = 32;
 
 /// Sets `len <= INLINE_FILL` bytes with overlapping 16/8/4/2/1-byte stores from both ends, in
 /// portable code (no target features, so it can be inlined into any caller; 16-byte stores are
-/// SSE2 `movups` on x86_64 and `stp` pairs on aarch64).
+/// SSE2 `movups` on x86_64 and `str q` on aarch64). Under `cachecopy_integer_only` the 16-byte
+/// `u128` (a vector register on hard-float targets) gives way to the `Generic` backend's word
+/// algorithm (`arch::Word`).
 ///
 /// # Safety
 /// `dst..dst + len` writable, `len <= INLINE_FILL`.
 #[inline(always)]
 pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     debug_assert!(len <= INLINE_FILL);
-    // SAFETY: a 16-byte pair only when `16 <= len <= 32`; below, the scalar ladder.
+    // SAFETY: a 16-byte pair only when `16 <= len <= 32`; below, the scalar ladder; the word
+    // algorithm has `temporal`'s contract, which the caller's covers (`Word` needs no feature).
     unsafe {
-        if len >= 16 {
+        if cfg!(cachecopy_integer_only) {
+            temporal::<arch::Word, Splat>(dst, Splat(byte), len);
+        } else if len >= 16 {
             scalar_pair::<u128, Splat>(dst, Splat(byte), len);
         } else {
             scalars::<Splat>(dst, Splat(byte), len);
