@@ -5,6 +5,7 @@ use super::{Cursor, Direction, Segs};
 use crate::backend::Kernels;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::Gather;
+use crate::kernel::{copy_inline, INLINE_COPY};
 use crate::policy::{FlushCache, NonTemporal, Temporal};
 
 impl<D: Direction> Cursor<'_, D> {
@@ -101,8 +102,15 @@ impl Kind for Temporal {
     const GATHER: bool = false;
     #[inline(always)]
     unsafe fn copy(k: &Kernels, _: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
-        // SAFETY: forwarded contract.
-        unsafe { (k.copy_temporal)(dst, src, len) }
+        // SAFETY: forwarded contract. A small piece is copied inline: the indirect call would
+        // cost as much as the copy.
+        unsafe {
+            if len <= INLINE_COPY {
+                copy_inline(dst, src, len)
+            } else {
+                (k.copy_temporal)(dst, src, len)
+            }
+        }
     }
     #[inline(always)]
     unsafe fn fill(k: &Kernels, _: FlushOp, dst: *mut u8, byte: u8, len: usize) {

@@ -373,6 +373,31 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     }
 }
 
+/// Copies of at most this many bytes within a cursor walk are done inline by [`copy_inline`],
+/// without the indirect call into the backend, which costs as much as the copy itself at a
+/// 16-byte segment (the cursor's per-segment overhead over a hand loop of `copy_from_slice`).
+pub(crate) const INLINE_COPY: usize = 32;
+
+/// Copies `len <= INLINE_COPY` bytes with overlapping 16/8/4/2/1-byte moves from both ends, in
+/// portable code ([`fill_inline`]'s shape, with a memory source).
+///
+/// # Safety
+/// `src..src + len` readable, `dst..dst + len` writable, not overlapping; `len <= INLINE_COPY`.
+#[inline(always)]
+pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
+    debug_assert!(len <= INLINE_COPY);
+    // SAFETY: as `fill_inline`, with `src` readable for the same ranges.
+    unsafe {
+        if cfg!(cachecopy_integer_only) {
+            temporal::<arch::Word, Mem>(dst, Mem(src), len);
+        } else if len >= 16 {
+            scalar_pair::<u128, Mem>(dst, Mem(src), len);
+        } else {
+            scalars::<Mem>(dst, Mem(src), len);
+        }
+    }
+}
+
 /// A `Temporal` copy: [`temporal`], except on x86_64 from [`crate::rep_movsb_threshold`] bytes
 /// (set on Intel CPUs with ERMS, never elsewhere): one ordinary 64-byte store, then `rep movsb`
 /// from the first line boundary of the destination. Large string moves write whole lines
