@@ -14,7 +14,8 @@
 //!
 //! Streaming (non-temporal) copies write the partial lines at either end with ordinary stores and
 //! every whole [`STREAM_LINE`] in between with streaming stores, so no line is ever written by both
-//! kinds (a line written both ways costs ~370 ns per call on Zen3). Every moves stays inside
+//! kinds (a line written both ways costs hundreds of nanoseconds per call: docs/performance.md,
+//! "The fixed costs of streaming"). Every move stays inside
 //! `dst..dst + len` and `src..src + len`: the overlap tricks re-read and re-write bytes of the
 //! buffers themselves, never bytes beyond them.
 
@@ -239,8 +240,9 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
 }
 
 /// Below this many bytes a streaming copy is done with ordinary stores: a streamed store plus the
-/// fence costs ~140 ns on Zen3, and streaming loses to cached stores below about 1 KiB even for a
-/// cold destination (benches/copy.rs). It is at least two lines so that every streamed copy has a
+/// fence costs more than a short copy, and streaming lost to cached stores below about 1 KiB
+/// even for a cold destination on the machines measured (docs/performance.md, "The fixed costs
+/// of streaming"; `benches/copy.rs`). It is at least two lines so that every streamed copy has a
 /// body.
 pub(crate) const STREAM_MIN: usize = 1024;
 const _: () = assert!(STREAM_MIN >= 2 * STREAM_LINE);
@@ -342,11 +344,10 @@ pub(crate) unsafe fn flush_unfenced<V: Vector, S: ByteSource>(
 }
 
 /// Fills of at most this many bytes are done inline by [`fill_inline`] when the mode allows it,
-/// without the dispatch call, which costs about as much as the stores themselves. Measured on
-/// the Zen3 VM (interleaved, ratios to glibc `memset`): 1.3-1.8x inline at 16-32 B, where the
-/// dispatched fill ran at 0.8-0.95x. Not 64: four 16-byte stores (the widest without target
-/// features) ran at 0.86x into a cold destination where the two 32-byte AVX2 stores behind
-/// dispatch, like glibc's, ran at 0.99x (each store waits in the store buffer for the line).
+/// without the dispatch call, which costs about as much as the stores themselves. Not 64: four
+/// 16-byte stores (the widest without target features) lost to the two 32-byte AVX2 stores
+/// behind dispatch into a cold destination, where each store waits in the store buffer for its
+/// line (docs/performance.md, "Inline small fills").
 pub(crate) const INLINE_FILL: usize = 32;
 
 /// Sets `len <= INLINE_FILL` bytes with overlapping 16/8/4/2/1-byte stores from both ends, in
