@@ -1,42 +1,42 @@
 use cachecopy::Mode;
-use cachecopy_arena::{Arena, Buf};
 use std::time::Instant;
 fn main() {
-    let sizes = [4096usize, 16 << 10, 256 << 10, 4 << 20];
-    let src = Buf::new(8 << 20, 3);
-    let mut arena = Arena::with_len(512 << 20);
-    for &size in &sizes {
-        let mut r = vec![vec![]; 3];
-        let runs = ((32 << 20) / size).max(1);
-        for round in 0..15 {
-            for k in 0..3 {
-                let v = (round + k) % 3;
-
+    for size in [64usize << 20, 256 << 20] {
+        let mut bufs: Vec<Vec<u8>> = (0..4).map(|i| vec![i as u8 + 1; size]).collect();
+        let mut r = vec![vec![]; 2];
+        for round in 0..9 {
+            for k in 0..2 {
+                let v = (round + k) % 2;
+                let (a, b) = bufs.split_at_mut(2);
+                let (src, dst) = if round % 2 == 0 {
+                    (&a[0], &mut b[0])
+                } else {
+                    (&a[1], &mut b[1])
+                };
                 let t = Instant::now();
-                for _ in 0..runs {
-                    let d = arena.cold(size);
-                    if v == 0 {
-                        d.copy_from_slice(std::hint::black_box(&src.as_slice()[..size]))
-                    } else if v == 1 {
-                        cachecopy::copy(d, &src.as_slice()[..size], Mode::Temporal)
-                    } else {
-                        unsafe {
-                            std::arch::asm!("rep movsb", inout("rdi") d.as_mut_ptr() => _, inout("rsi") src.as_slice().as_ptr() => _, inout("rcx") size => _, options(nostack, preserves_flags));
-                        }
-                    }
+                if v == 0 {
+                    dst.copy_from_slice(std::hint::black_box(src))
+                } else {
+                    cachecopy::copy(dst, src, Mode::NonTemporal)
                 }
                 r[v].push(t.elapsed().as_nanos() as f64);
+                // evict: touch the other pair
+                let (x, y) = if round % 2 == 0 {
+                    (&mut a[1], &b[1])
+                } else {
+                    (&mut a[0], &b[0])
+                };
+                std::hint::black_box(x[0] ^ y[size - 1]);
             }
         }
-        let ratio = |a: &Vec<f64>, b: &Vec<f64>| {
-            let mut q: Vec<f64> = a.iter().zip(b).map(|(x, y)| y / x).collect();
-            q.sort_by(f64::total_cmp);
-            q[q.len() / 2]
-        };
+        let mut q: Vec<f64> = r[0].iter().zip(&r[1]).map(|(g, n)| g / n).collect();
+        q.sort_by(f64::total_cmp);
         println!(
-            "{size:>8}: cachecopy/glibc {:.3}  bare rep movsb/glibc {:.3}",
-            ratio(&r[1], &r[0]),
-            ratio(&r[2], &r[0])
+            "{} MiB: NT / glibc speed {:.3} (min {:.3} max {:.3})",
+            size >> 20,
+            q[4],
+            q[0],
+            q[8]
         );
     }
 }

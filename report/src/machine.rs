@@ -3,7 +3,7 @@
 use cachecopy::{Backend, Cpu};
 use serde::Serialize;
 
-use crate::session::out;
+use crate::text::out;
 use crate::text::{field, size};
 
 /// What section 1 found: the CPU, its caches, the backends and where the thresholds lie.

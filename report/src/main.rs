@@ -25,7 +25,8 @@ use std::time::Instant;
 
 use cli::{Command, Options, Scale};
 use measure::Kind;
-use session::{out, Session};
+use session::Session;
+use text::out;
 
 fn main() {
     std::process::exit(run());

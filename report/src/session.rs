@@ -1,21 +1,13 @@
 //! One run of the report: the plan, the machine, the source buffer and destination arena that
 //! every section measures with, and the progress bar the sections print their text around.
 
-use std::io::Write as _;
-
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{Options, Scale};
 use crate::machine::Machine;
 use crate::measure::{Arena, Buf};
 use crate::plan::Plan;
-
-/// Writes `text` to stdout now (flushed, so it shows before the next long measurement).
-pub fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-}
+use crate::text::out;
 
 /// What the sections share.
 pub struct Session<'m> {

@@ -1,7 +1,9 @@
-//! Text formatting for every section: sizes ("4 KiB"), figures and ratio cells, table layout,
-//! labelled lines and the date. One module, so that every section prints alike.
+//! Text for every section: sizes ("4 KiB"), figures and ratio cells, table layout, labelled
+//! lines and the date, and the one writer to stdout. One module, so that every section prints
+//! alike.
 
 use std::fmt::{Display, Write as _};
+use std::io::Write as _;
 
 use crate::stats::Summary;
 
@@ -191,4 +193,11 @@ mod tests {
             "   size      a    bb\n   64 B     64      \n   4 KiB  4096  8192\n"
         );
     }
+}
+
+/// Writes `text` to stdout now (flushed, so it shows before the next long measurement).
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
 }

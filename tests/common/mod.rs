@@ -250,6 +250,11 @@ pub fn table_large(backend: Backend) {
         (1 << 20) + 1,
     ];
     lens.extend([(3 << 20) + 17, (5 << 20) - 3]);
+    // Streamed bodies from 8 MiB go four pages at a time: blocks, the lines after the last
+    // whole block, and the partial ends.
+    if !emulated() {
+        lens.extend([(8 << 20) + 64 * 3 + 5, (8 << 20) + 16384 + 4095]);
+    }
     if miri() {
         lens = vec![1100];
     }
