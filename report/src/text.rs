@@ -149,6 +149,13 @@ fn civil(days: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Writes `text` to stdout now (flushed, so it shows before the next long measurement).
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,11 +200,4 @@ mod tests {
             "   size      a    bb\n   64 B     64      \n   4 KiB  4096  8192\n"
         );
     }
-}
-
-/// Writes `text` to stdout now (flushed, so it shows before the next long measurement).
-pub fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
 }
