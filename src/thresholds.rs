@@ -78,7 +78,7 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 /// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
 /// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` (with `std`) or
 /// [`set_rep_movsb_threshold`]. Copies of at most four registers never use it, nor do copies
-/// whose source and destination lie within 256 bytes of each other modulo 4 KiB (4K aliasing).
+/// whose destination lies 1 to 255 bytes ahead of the source modulo 4 KiB (4K aliasing).
 ///
 /// ```
 /// let t = cachecopy::rep_movsb_threshold();

@@ -431,8 +431,8 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
 /// (set on Intel CPUs with ERMS, never elsewhere): one ordinary 64-byte store, then `rep movsb`
 /// from the first line boundary of the destination. Large string moves write whole lines
 /// without first reading them for ownership; the vector loop pays that read for every line not
-/// in cache. A source and destination a few lines apart modulo 4 KiB keep the vector loop:
-/// the string move's loads then alias its own recent stores (4K aliasing) and slow down.
+/// in cache. A destination a few lines ahead of the source modulo 4 KiB keeps the vector loop:
+/// the string move's loads would alias its own recent stores ([`aliases_4k`]).
 ///
 /// # Safety
 /// As [`temporal`].
@@ -444,8 +444,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
         if len > 4 * V::BYTES
             && len >= 64
             && len >= crate::tune::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
-            && (dst as usize).wrapping_sub(src as usize) & 4095 >= REP_ALIAS_GAP
-            && (src as usize).wrapping_sub(dst as usize) & 4095 >= REP_ALIAS_GAP
+            && !aliases_4k(dst, src)
         {
             // `head < 64 <= len`: the 64-byte move covers it, then the string move runs from
             // the aligned destination address to the end.
@@ -460,10 +459,18 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
     }
 }
 
-/// How far apart (modulo 4 KiB, either way) a source and destination must be for `rep movsb`:
-/// closer than this, its loads hit the 4K-aliasing penalty against its own stores.
+/// Whether a forward string move from `src` to `dst` would have its loads falsely depend on its
+/// own recent stores (4K aliasing): when the destination is a little ahead of the source modulo
+/// 4 KiB, a load from `src + i` matches, in its low 12 address bits, a store to `dst + j` issued
+/// shortly before (`j < i`). Equal offsets (a distance that is a multiple of 4 KiB, as between
+/// two page-aligned buffers) do not alias: each load's match is its own iteration's later store.
+/// glibc checks the same distance.
 #[cfg(target_arch = "x86_64")]
-const REP_ALIAS_GAP: usize = 256;
+#[inline(always)]
+fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
+    let ahead = (dst as usize).wrapping_sub(src as usize) & 4095;
+    ahead != 0 && ahead < 256
+}
 
 /// A `Temporal` fill: [`temporal`] with a splatted byte, except where the ISA has a faster way to
 /// write many whole lines with ordinary stores:
