@@ -265,28 +265,6 @@ pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
     unsafe {
         temporal::<V, S>(dst, src, head);
         let mut off = head;
-        if body_end - head >= INTERLEAVE_FROM {
-            // Four 4 KiB strides at a time, a line of each in turn (glibc's `large_memcpy_4x`):
-            // four streams of reads and writes keep more DRAM banks busy than one. Every block
-            // `off..off + 4 * STRIDE` lies inside the body.
-            while body_end - off >= 4 * STRIDE {
-                let mut l = 0;
-                while l < STRIDE {
-                    let mut p = 0;
-                    while p < 4 * STRIDE {
-                        let at = off + p + l;
-                        let mut i = 0;
-                        while i < STREAM_LINE {
-                            src.vector::<V>(at + i).stream(dst.add(at + i));
-                            i += V::BYTES;
-                        }
-                        p += STRIDE;
-                    }
-                    l += STREAM_LINE;
-                }
-                off += 4 * STRIDE;
-            }
-        }
         while off < body_end {
             let mut i = 0;
             while i < STREAM_LINE {
@@ -299,12 +277,6 @@ pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
     }
     (head, body_end)
 }
-
-/// Streamed bodies of at least this many bytes go four 4 KiB strides at a time.
-const INTERLEAVE_FROM: usize = 8 << 20;
-/// The stride of the interleaved body: a page, a multiple of every `STREAM_LINE`.
-const STRIDE: usize = 4096;
-const _: () = assert!(STRIDE.is_multiple_of(STREAM_LINE));
 
 /// Streaming stores for whole lines, then the store fence.
 ///

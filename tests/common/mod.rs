@@ -250,8 +250,7 @@ pub fn table_large(backend: Backend) {
         (1 << 20) + 1,
     ];
     lens.extend([(3 << 20) + 17, (5 << 20) - 3]);
-    // Streamed bodies from 8 MiB go four pages at a time: blocks, the lines after the last
-    // whole block, and the partial ends.
+    // Multi-MiB streamed bodies with odd tails past whole 16 KiB blocks.
     if !emulated() {
         lens.extend([(8 << 20) + 64 * 3 + 5, (8 << 20) + 16384 + 4095]);
     }
