@@ -137,4 +137,15 @@ fn setters_race_copies_and_fills() {
     ] {
         assert!(values.contains(&t), "{t}");
     }
+    // `usize::MAX` is a value, not "unset"; the internal placeholder just below it reads back
+    // as `usize::MAX` (both mean never).
+    cachecopy::set_nt_threshold(usize::MAX);
+    cachecopy::set_fill_nt_threshold(usize::MAX - 1);
+    cachecopy::set_fill_rep_threshold(usize::MAX - 1);
+    assert_eq!(cachecopy::nt_threshold(), usize::MAX);
+    assert_eq!(cachecopy::fill_nt_threshold(), usize::MAX);
+    assert_eq!(cachecopy::fill_rep_threshold(), usize::MAX);
+    let mut dst = vec![0u8; 5000];
+    cachecopy::fill(&mut dst, 7, Mode::Auto);
+    assert!(dst.iter().all(|&b| b == 7));
 }
