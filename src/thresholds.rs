@@ -20,10 +20,11 @@ pub fn nt_threshold() -> usize {
 }
 
 /// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) copies stream, for the whole
-/// process. `0` streams every `Auto` copy; `usize::MAX` never does.
+/// process. `0` streams every `Auto` copy; `usize::MAX` never does (as does every value above
+/// `isize::MAX`; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::COPY_NT.store(bytes, Ordering::Relaxed);
+    tune::COPY_NT.store(tune::stored(bytes), Ordering::Relaxed);
 }
 
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream: the copy rule (see
@@ -34,10 +35,11 @@ pub fn fill_nt_threshold() -> usize {
     tune::FILL_NT.load(Ordering::Relaxed)
 }
 
-/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) fills stream.
+/// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) fills stream (`usize::MAX`:
+/// never; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_fill_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::FILL_NT.store(bytes, Ordering::Relaxed);
+    tune::FILL_NT.store(tune::stored(bytes), Ordering::Relaxed);
 }
 
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) fills (and `Auto` fills below
@@ -64,10 +66,11 @@ pub fn fill_rep_threshold() -> usize {
 /// Sets [`fill_rep_threshold`] for the whole process (glibc's equivalent tunable is
 /// `glibc.cpu.x86_rep_stosb_threshold`, 2 KiB by default). Ignored where the string store is
 /// not used (other architectures); on an x86_64 CPU without ERMS `rep stosb` still works, only
-/// slower, so a value below `usize::MAX` is honoured there too.
+/// slower, so a value below `usize::MAX` is honoured there too. `usize::MAX - 1` reads back as
+/// `usize::MAX` (both mean never).
 pub fn set_fill_rep_threshold(bytes: usize) {
     dispatch::active();
-    tune::FILL_REP.store(bytes, Ordering::Relaxed);
+    tune::FILL_REP.store(tune::stored(bytes), Ordering::Relaxed);
 }
 
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) copies (and `Auto` copies
@@ -97,5 +100,5 @@ pub fn rep_movsb_threshold() -> usize {
 /// there too.
 pub fn set_rep_movsb_threshold(bytes: usize) {
     dispatch::active();
-    tune::REP_MOVSB.store(bytes, Ordering::Relaxed);
+    tune::REP_MOVSB.store(tune::stored(bytes), Ordering::Relaxed);
 }

@@ -14,17 +14,32 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cpu::Cpu;
 
-/// Not yet initialised (also "never" for a threshold).
-pub(crate) const UNSET: usize = usize::MAX;
+/// Not yet initialised (also "never" for a threshold: no length reaches it).
+///
+/// Not `usize::MAX`: that is a value callers set ("never"), and a first call still detecting on
+/// another thread would take it for unset and overwrite it with its default. Every threshold
+/// above `isize::MAX` means never (no length exceeds `isize::MAX`), so this one value is stored
+/// as `usize::MAX` instead ([`stored`]).
+pub(crate) const UNSET: usize = usize::MAX - 1;
+
+/// What a cell holds for a threshold of `bytes`: `bytes`, except `UNSET` (an equivalent
+/// "never") becomes `usize::MAX`.
+pub(crate) const fn stored(bytes: usize) -> usize {
+    if bytes == UNSET {
+        usize::MAX
+    } else {
+        bytes
+    }
+}
 /// From this many bytes `Auto` copies stream.
 pub(crate) static COPY_NT: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Auto` fills stream.
 pub(crate) static FILL_NT: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Temporal` fills use the CPU's string store (x86 `rep stosb`);
-/// `usize::MAX` (also before detection) means never. Read by `kernel::fill_temporal`.
+/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::fill_temporal`.
 pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
-/// `usize::MAX` (also before detection) means never. Read by `kernel::copy_temporal`.
+/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
 /// `CACHECOPY_NT_THRESHOLD=calibrate` asked for a calibration at detection; taken (once) by
@@ -38,7 +53,8 @@ pub(crate) fn take_calibration_request() -> bool {
 }
 
 /// Sets every tunable still `UNSET` from the environment or from `cpu`'s defaults. Racing
-/// callers compute the same values; a value a setter stored first is kept.
+/// callers compute the same values; a value a setter stored first is kept (setters store
+/// through [`stored`], so never `UNSET`).
 pub(crate) fn init(cpu: &Cpu) {
     let (copy_default, fill_default) = default_thresholds(cpu);
     let calibrate = env(c"CACHECOPY_NT_THRESHOLD")
@@ -65,7 +81,7 @@ pub(crate) fn init(cpu: &Cpu) {
         (&FILL_REP, fill_rep),
         (&REP_MOVSB, rep_movsb),
     ] {
-        let _ = cell.compare_exchange(UNSET, value, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = cell.compare_exchange(UNSET, stored(value), Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 

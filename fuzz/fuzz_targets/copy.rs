@@ -6,6 +6,13 @@ use arbitrary::Arbitrary;
 use cachecopy::{Backend, FlushOp, Mode};
 use libfuzzer_sys::fuzz_target;
 
+/// The flush instructions this CPU runs, detected once: `cpu()` executes CPUID (a VM exit each,
+/// microseconds) on every call, which would cost more than the copy it picks for.
+fn flush_ops() -> &'static [FlushOp] {
+    static OPS: std::sync::OnceLock<Vec<FlushOp>> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| cachecopy::cpu().flush_ops().collect())
+}
+
 #[derive(Arbitrary, Debug)]
 struct Case {
     backend: u8,
@@ -35,7 +42,7 @@ fuzz_target!(|c: Case| {
     let mut dst = vec![CANARY; d_o + len + 64];
     match c.fill {
         None => {
-            let ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
+            let ops = flush_ops();
             if mode == Mode::FlushCache && c.flush % 2 == 1 {
                 let op = ops[c.flush as usize / 2 % ops.len()];
                 cachecopy::copy_with_flush(backend, op, &mut dst[d_o..d_o + len], &src[so..]).unwrap();

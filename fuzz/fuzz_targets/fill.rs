@@ -7,6 +7,13 @@ use arbitrary::Arbitrary;
 use cachecopy::{Backend, FlushOp, Mode};
 use libfuzzer_sys::fuzz_target;
 
+/// The flush instructions this CPU runs, detected once: `cpu()` executes CPUID (a VM exit each,
+/// microseconds) on every call, which would cost more than the copy it picks for.
+fn flush_ops() -> &'static [FlushOp] {
+    static OPS: std::sync::OnceLock<Vec<FlushOp>> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| cachecopy::cpu().flush_ops().collect())
+}
+
 #[derive(Arbitrary, Debug)]
 struct Case {
     backend: u8,
@@ -31,7 +38,7 @@ fuzz_target!(|c: Case| {
     if c.flush % 4 == 2 {
         cachecopy::fill(&mut dst[off..off + len], c.byte, mode);
     } else if mode == Mode::FlushCache && c.flush % 2 == 1 {
-        let ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
+        let ops = flush_ops();
         let op = ops[c.flush as usize / 2 % ops.len()];
         cachecopy::fill_with_flush(backend, op, &mut dst[off..off + len], c.byte).unwrap();
     } else {

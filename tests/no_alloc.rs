@@ -1,0 +1,630 @@
+//! Allocator-grade guarantee: no data-path call allocates, on its first call or later ones,
+//! whatever the `CACHECOPY_*` environment says (set, unset, unparsable), however many threads
+//! race detection.
+//!
+//! This binary's `#[global_allocator]` aborts with a message on any allocation while a no-alloc
+//! window is open, and on any re-entry while it is itself inside a cachecopy call (its
+//! `alloc_zeroed` and `realloc` can be routed through `fill_raw` and `copy_raw`, the way an
+//! allocator built on cachecopy would). `harness = false`: the parent (`main` without
+//! arguments) runs one child process of this binary per (scenario, environment), since
+//! detection happens once per process, and checks each child's exit status and stderr.
+//!
+//! Scenarios:
+//! - `allocator`: the allocator routes `alloc_zeroed` and `realloc` through cachecopy from the
+//!   process's first allocation on, so detection and the environment reading run inside the
+//!   allocator; the child then makes zeroed and growing vectors around every threshold.
+//! - `race:<op>`: four threads wait at a gate with every buffer allocated; the window opens,
+//!   each thread's first call is `<op>` (or a different op per thread, for `mixed`), then every
+//!   data-path call in every mode on the dispatched backend and on each supported one; the
+//!   window closes and the results are checked against references.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+use cachecopy::iter::{copy_from_iter, copy_to_iter, Dest, IoVec, IoVecMut, Source};
+use cachecopy::net::{
+    csum_and_copy, csum_and_copy_from_iter, csum_and_copy_to_iter, csum_and_copy_with, csum_fold,
+    csum_partial,
+};
+use cachecopy::{Backend, FlushOp, Mode};
+
+mod common;
+
+/// Known bug, pinned: on aarch64 Linux with `std`, detection reads the cache sizes from sysfs
+/// with `format!` and `read_to_string` (`arch/aarch64/cpu.rs`, `sysfs`), which allocate. There
+/// the children run detection before opening the window, and one extra child checks that the
+/// first call still allocates; when that is fixed, that check fails: set this to `false`.
+const DETECTION_ALLOCATES: bool = cfg!(all(
+    target_arch = "aarch64",
+    any(target_os = "linux", target_os = "android")
+));
+
+// ---------------------------------------------------------------- the allocator
+
+/// Open while no thread may allocate (or free).
+static FORBID: AtomicBool = AtomicBool::new(false);
+/// Whether `alloc_zeroed` and `realloc` go through cachecopy: 0 not yet read, 1 yes, 2 no
+/// (`NO_ALLOC_ROUTE=1` in the environment, read with `getenv`, which does not allocate).
+static ROUTE: AtomicU8 = AtomicU8::new(0);
+/// Calls the allocator made into cachecopy (proves the `allocator` scenario exercised it).
+static ROUTED: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread is inside the allocator's own cachecopy call. A `const` `Cell<bool>` needs
+    /// no destructor, so reading it never allocates.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+    /// This thread is running detection ahead of a routed call (`DETECTION_ALLOCATES` only):
+    /// the allocations detection makes take the plain `System` path, not cachecopy again.
+    static WARMING: Cell<bool> = const { Cell::new(false) };
+}
+
+struct Strict;
+
+#[global_allocator]
+static GLOBAL: Strict = Strict;
+
+/// Writes `msg` to stderr without allocating and aborts.
+fn die(msg: &str) -> ! {
+    // SAFETY: writes `msg.len()` bytes of a live string to fd 2; abort never returns.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::abort()
+    }
+}
+
+fn route() -> bool {
+    if DETECTION_ALLOCATES && WARMING.with(Cell::get) {
+        return false;
+    }
+    match ROUTE.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            // SAFETY: a NUL-terminated name; the result is only compared, never kept.
+            let on = unsafe {
+                let p = libc::getenv(c"NO_ALLOC_ROUTE".as_ptr());
+                !p.is_null() && *p == b'1' as libc::c_char
+            };
+            ROUTE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+            on
+        }
+    }
+}
+
+impl Strict {
+    fn check(&self, what: &str) {
+        if INSIDE.with(Cell::get) {
+            die(what_msg(what, true));
+        }
+        if FORBID.load(Ordering::SeqCst) {
+            die(what_msg(what, false));
+        }
+    }
+
+    /// Runs `f` (a cachecopy call) marked as inside the allocator.
+    fn inside(&self, f: impl FnOnce()) {
+        if DETECTION_ALLOCATES {
+            // Detect first, outside the mark (see `DETECTION_ALLOCATES`).
+            WARMING.with(|c| c.set(true));
+            Backend::active();
+            WARMING.with(|c| c.set(false));
+        }
+        INSIDE.with(|c| c.set(true));
+        f();
+        INSIDE.with(|c| c.set(false));
+        ROUTED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn what_msg(what: &str, reentry: bool) -> &'static str {
+    match (what, reentry) {
+        ("alloc", true) => {
+            "\nNO_ALLOC FAILURE: allocator re-entered (alloc) from inside cachecopy\n"
+        }
+        ("dealloc", true) => {
+            "\nNO_ALLOC FAILURE: allocator re-entered (dealloc) from inside cachecopy\n"
+        }
+        (_, true) => "\nNO_ALLOC FAILURE: allocator re-entered from inside cachecopy\n",
+        ("dealloc", false) => "\nNO_ALLOC FAILURE: memory freed inside the no-alloc window\n",
+        (_, false) => "\nNO_ALLOC FAILURE: allocation inside the no-alloc window\n",
+    }
+}
+
+// SAFETY: every path hands out what `System` hands out, for the same layouts; the routed
+// paths write exactly the bytes `alloc_zeroed` and `realloc` promise.
+unsafe impl GlobalAlloc for Strict {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.check("alloc");
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.check("alloc");
+        if !route() {
+            // SAFETY: forwarded contract.
+            return unsafe { System.alloc_zeroed(layout) };
+        }
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            // SAFETY: `p` is a fresh block of `layout.size()` bytes, ours alone.
+            self.inside(|| unsafe { cachecopy::fill_raw(p, 0, layout.size(), Mode::Auto) });
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, old: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        self.check("alloc");
+        if !route() {
+            // SAFETY: forwarded contract.
+            return unsafe { System.realloc(old, layout, new_size) };
+        }
+        // SAFETY: `realloc`'s contract makes this layout valid (size fits `isize` at `align`).
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: a nonzero size (realloc's contract).
+        let p = unsafe { System.alloc(new_layout) };
+        if !p.is_null() {
+            let keep = layout.size().min(new_size);
+            // SAFETY: `old` holds `layout.size()` readable bytes, `p` is a fresh block of
+            // `new_size`: two disjoint blocks, `keep` bytes each way.
+            self.inside(|| unsafe { cachecopy::copy_raw(p, old, keep, Mode::Auto) });
+            // SAFETY: `old` was allocated by us with `layout` and is not used again.
+            unsafe { System.dealloc(old, layout) };
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        self.check("dealloc");
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(p, layout) }
+    }
+}
+
+// ---------------------------------------------------------------- the parent
+
+const VARS: [&str; 4] = [
+    "CACHECOPY_NT_THRESHOLD",
+    "CACHECOPY_FILL_NT_THRESHOLD",
+    "CACHECOPY_FILL_REP_THRESHOLD",
+    "CACHECOPY_BACKEND",
+];
+
+const OPS: [&str; 6] = ["copy", "fill", "csum", "iter_from", "iter_to", "csum_iter"];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if cfg!(miri) {
+        println!("no_alloc: skipped under Miri (it cannot start processes)");
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(&args[i + 1]);
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        println!("no_alloc: test");
+        return;
+    }
+    parent();
+}
+
+/// One environment for a child: `(variable, value)` pairs, the value as raw bytes.
+type Env = Vec<(&'static str, Vec<u8>)>;
+
+fn environments() -> Vec<Env> {
+    let one = |k: &'static str, v: &[u8]| vec![(k, v.to_vec())];
+    let mut envs: Vec<Env> = vec![Vec::new()];
+    for var in &VARS[..3] {
+        for v in [
+            &b"0"[..],
+            b"4096",
+            b" 65536 ",
+            &usize::MAX.to_string().into_bytes(),
+            b"12abc",
+            b"-1",
+            b"99999999999999999999999999",
+            b"",
+            b"\xff\xfe",
+        ] {
+            envs.push(one(var, v));
+        }
+    }
+    let mut backends: Vec<Vec<u8>> = ["nope", "", "\u{e9}", "AVX2", "generic"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    backends.push(b"\xc3".to_vec());
+    for b in [
+        Backend::Generic,
+        Backend::Sse2,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ] {
+        backends.push(b.name().as_bytes().to_vec());
+    }
+    for v in backends {
+        envs.push(one("CACHECOPY_BACKEND", &v));
+    }
+    // Every variable bad at once (one warning, whichever comes first), and every one valid.
+    envs.push(VARS.iter().map(|&k| (k, b"x".to_vec())).collect());
+    envs.push(vec![
+        (VARS[0], b"1".to_vec()),
+        (VARS[1], b"2".to_vec()),
+        (VARS[2], b"3".to_vec()),
+        (VARS[3], Backend::Generic.name().as_bytes().to_vec()),
+    ]);
+    envs
+}
+
+/// Whether `env` holds a value cachecopy must refuse (and say so on stderr).
+fn has_bad_value(env: &Env) -> bool {
+    env.iter().any(|(k, v)| {
+        let text = std::str::from_utf8(v).map(str::trim);
+        if *k == "CACHECOPY_BACKEND" {
+            !text.is_ok_and(|t| {
+                Backend::supported()
+                    .iter()
+                    .any(|b| b.name().eq_ignore_ascii_case(t))
+            })
+        } else {
+            !text.is_ok_and(|t| t.parse::<usize>().is_ok())
+        }
+    })
+}
+
+fn run_child(scenario: &str, env: &Env) -> (bool, String) {
+    let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
+    cmd.args(["--child", scenario]);
+    for k in VARS {
+        cmd.env_remove(k);
+    }
+    cmd.env_remove("NO_ALLOC_ROUTE");
+    for (k, v) in env {
+        cmd.env(k, OsStr::from_bytes(v));
+    }
+    if scenario == "allocator" {
+        cmd.env("NO_ALLOC_ROUTE", "1");
+    }
+    let out = cmd.output().unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+fn parent() {
+    let mut scenarios = vec!["allocator".to_string(), "race:mixed".to_string()];
+    scenarios.extend(OPS.iter().map(|op| format!("race:{op}")));
+    let mut envs = environments();
+    if common::emulated() {
+        // Under QEMU each child takes ~1.5 s: every third environment (the empty one, the
+        // all-bad and all-valid ones kept), ~30 children instead of 88.
+        let last = envs.len() - 2;
+        envs = envs
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| i % 3 == 0 || i >= last)
+            .map(|(_, e)| e)
+            .collect();
+    }
+    let mut runs = 0;
+    for env in &envs {
+        let bad = has_bad_value(env);
+        // Every scenario with no environment; the allocator and mixed race with each.
+        let which = if env.is_empty() {
+            &scenarios[..]
+        } else {
+            &scenarios[..2]
+        };
+        for s in which {
+            let (ok, out) = run_child(s, env);
+            let shown: Vec<_> = env
+                .iter()
+                .map(|(k, v)| format!("{k}={:?}", String::from_utf8_lossy(v)))
+                .collect();
+            assert!(
+                ok && out.contains("no_alloc child: ok"),
+                "child {s} with {shown:?} failed:\n{out}"
+            );
+            assert_eq!(
+                out.matches("cachecopy: ignoring").count(),
+                usize::from(bad),
+                "child {s} with {shown:?}: expected {} warning line(s):\n{out}",
+                usize::from(bad)
+            );
+            runs += 1;
+        }
+    }
+    if DETECTION_ALLOCATES {
+        let (ok, out) = run_child("detect_in_window", &Vec::new());
+        assert!(
+            !ok && out.contains("NO_ALLOC FAILURE"),
+            "detection no longer allocates here: set DETECTION_ALLOCATES to false\n{out}"
+        );
+        println!("no_alloc: KNOWN BUG still present: aarch64 detection allocates (sysfs)");
+    }
+    println!("no_alloc: {runs} child processes, 0 allocations in any window: ok");
+}
+
+// ---------------------------------------------------------------- the children
+
+fn child(scenario: &str) {
+    match scenario {
+        "allocator" => allocator(),
+        "detect_in_window" => {
+            FORBID.store(true, Ordering::SeqCst);
+            Backend::active();
+            FORBID.store(false, Ordering::SeqCst);
+        }
+        s => race(s.strip_prefix("race:").expect("unknown scenario")),
+    }
+    check_environment_applied();
+    println!("no_alloc child: ok");
+}
+
+/// The thresholds and backend the environment asked for (when valid) are the ones in force.
+fn check_environment_applied() {
+    let get = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    };
+    if let Some(n) = get(VARS[0]) {
+        assert_eq!(cachecopy::nt_threshold(), n);
+    }
+    if let Some(n) = get(VARS[1]).or(get(VARS[0])) {
+        assert_eq!(cachecopy::fill_nt_threshold(), n);
+    }
+    if let Some(n) = get(VARS[2]) {
+        assert_eq!(cachecopy::fill_rep_threshold(), n);
+    }
+    if let Ok(name) = std::env::var(VARS[3]) {
+        let name = name.trim();
+        let want = Backend::supported()
+            .iter()
+            .find(|b| b.name().eq_ignore_ascii_case(name))
+            .unwrap_or_else(|| Backend::supported().last().unwrap());
+        assert_eq!(Backend::active(), *want);
+    }
+}
+
+/// The allocator itself is the first caller; then zeroed and growing vectors of every size
+/// class, below and above every threshold, each checked.
+fn allocator() {
+    assert!(route(), "NO_ALLOC_ROUTE not seen");
+    for len in [1usize, 33, 1000, 5000, 300_000, 3 << 20, 40 << 20] {
+        let v = vec![0u8; len];
+        assert!(v.iter().all(|&b| b == 0), "zeroed {len}");
+        drop(v);
+        let mut v = common::pattern(len, len as u8);
+        let want = v.clone();
+        v.reserve_exact(len + 4096); // realloc: copies `len` bytes through cachecopy
+        assert!(v == want, "grown {len}");
+    }
+    assert!(
+        ROUTED.load(Ordering::Relaxed) >= 14,
+        "the allocator never called cachecopy"
+    );
+}
+
+/// The length classes: inline fill, short, streaming-sized, past several line sizes.
+const LENS: [usize; 4] = [31, 700, 4097, 200_003];
+const THREADS: usize = 4;
+
+static READY: AtomicUsize = AtomicUsize::new(0);
+static GO: AtomicBool = AtomicBool::new(false);
+static DONE: AtomicUsize = AtomicUsize::new(0);
+static RELEASE: AtomicBool = AtomicBool::new(false);
+
+fn spin_until(f: impl Fn() -> bool) {
+    while !f() {
+        std::thread::yield_now();
+    }
+}
+
+/// One operation's inputs, outputs and reference, allocated before the window.
+struct Case {
+    src: Vec<u8>,
+    /// `[pass][mode]` destinations.
+    dst: Vec<Vec<Vec<u8>>>,
+    /// `[pass][mode]` returned counts and sums.
+    got: Vec<Vec<(usize, u32)>>,
+}
+
+fn race(first: &str) {
+    assert!(
+        first == "mixed" || OPS.contains(&first),
+        "unknown op {first}"
+    );
+    if DETECTION_ALLOCATES {
+        Backend::active();
+    }
+    let flush_ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let flush_ops = flush_ops.clone();
+            let first = first.to_string();
+            std::thread::spawn(move || {
+                let order: Vec<usize> = {
+                    let lead = if first == "mixed" {
+                        t % OPS.len()
+                    } else {
+                        OPS.iter().position(|&o| o == first).unwrap()
+                    };
+                    std::iter::once(lead)
+                        .chain((0..OPS.len()).filter(|&o| o != lead))
+                        .collect()
+                };
+                let mut cases: Vec<Vec<Case>> = LENS
+                    .iter()
+                    .enumerate()
+                    .map(|(li, &len)| {
+                        (0..OPS.len())
+                            .map(|o| Case {
+                                src: common::pattern(len, (t * 31 + li * 7 + o) as u8),
+                                dst: vec![vec![vec![0u8; len]; 4]; 2],
+                                got: vec![vec![(0, 0); 4]; 2],
+                            })
+                            .collect()
+                    })
+                    .collect();
+                READY.fetch_add(1, Ordering::SeqCst);
+                spin_until(|| GO.load(Ordering::SeqCst));
+                // ---- window: nothing below may allocate ----
+                for pass in 0..2 {
+                    for &o in &order {
+                        for lens in cases.iter_mut() {
+                            run(o, pass, t, &mut lens[o], &flush_ops);
+                        }
+                    }
+                }
+                DONE.fetch_add(1, Ordering::SeqCst);
+                spin_until(|| RELEASE.load(Ordering::SeqCst));
+                // ---- window closed ----
+                for (li, lens) in cases.iter().enumerate() {
+                    for (o, case) in lens.iter().enumerate() {
+                        verify(OPS[o], LENS[li], case);
+                    }
+                }
+            })
+        })
+        .collect();
+    spin_until(|| READY.load(Ordering::SeqCst) == THREADS);
+    FORBID.store(true, Ordering::SeqCst);
+    GO.store(true, Ordering::SeqCst);
+    spin_until(|| DONE.load(Ordering::SeqCst) == THREADS);
+    FORBID.store(false, Ordering::SeqCst);
+    RELEASE.store(true, Ordering::SeqCst);
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// Three uneven segment lengths covering `len`.
+fn splits(len: usize) -> (usize, usize) {
+    (len / 3 + 1, len / 3 + len / 5)
+}
+
+/// Operation `o` in every mode; pass 0 on the dispatched backend, pass 1 on the supported
+/// backends in turn (the `_with` forms; the cursors and flush forms where they exist). Inside
+/// the window: no formatting, no collections, only cachecopy calls and slicing.
+fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp]) {
+    let backends = Backend::supported();
+    for (m, mode) in Mode::ALL.into_iter().enumerate() {
+        let backend = backends[(t + m) % backends.len()];
+        let src = &case.src[..];
+        let dst = &mut case.dst[pass][m][..];
+        let len = src.len();
+        let got = &mut case.got[pass][m];
+        match (OPS[o], pass) {
+            ("copy", 0) => {
+                cachecopy::copy(dst, src, mode);
+                *got = (len, 0);
+            }
+            ("copy", _) if mode == Mode::FlushCache => {
+                let op = flush_ops[t % flush_ops.len()];
+                cachecopy::copy_with_flush(backend, op, dst, src).unwrap();
+                *got = (len, 0);
+            }
+            ("copy", _) => {
+                cachecopy::copy_with(backend, dst, src, mode).unwrap();
+                *got = (len, 0);
+            }
+            ("fill", 0) => {
+                // SAFETY: a live, exclusive slice: the allocator's call.
+                unsafe { cachecopy::fill_raw(dst.as_mut_ptr(), src[0], len, mode) };
+                *got = (len, 0);
+            }
+            ("fill", _) if mode == Mode::FlushCache => {
+                let op = flush_ops[t % flush_ops.len()];
+                cachecopy::fill_with_flush(backend, op, dst, src[0]).unwrap();
+                *got = (len, 0);
+            }
+            ("fill", _) => {
+                cachecopy::fill_with(backend, dst, src[0], mode).unwrap();
+                *got = (len, 0);
+            }
+            ("csum", 0) => *got = (len, csum_and_copy(dst, src, mode)),
+            ("csum", _) => *got = (len, csum_and_copy_with(backend, dst, src, mode).unwrap()),
+            ("iter_from", _) => {
+                let (a, b) = splits(len);
+                let segs = [
+                    IoVec::new(&src[..a]),
+                    IoVec::new(&src[a..a + b]),
+                    IoVec::new(&src[a + b..]),
+                ];
+                let mut cur = Source::iovec(&segs);
+                *got = (copy_from_iter(dst, &mut cur, mode), cur.count() as u32);
+            }
+            ("iter_to", _) => {
+                let (a, b) = splits(len);
+                let (x, rest) = dst.split_at_mut(a);
+                let (y, z) = rest.split_at_mut(b);
+                let mut segs = [IoVecMut::new(x), IoVecMut::new(y), IoVecMut::new(z)];
+                let mut cur = Dest::iovec(&mut segs);
+                *got = (copy_to_iter(src, &mut cur, mode), cur.count() as u32);
+            }
+            ("csum_iter", 0) => {
+                let (a, b) = splits(len);
+                let segs = [
+                    IoVec::new(&src[..a]),
+                    IoVec::new(&src[a..a + b]),
+                    IoVec::new(&src[a + b..]),
+                ];
+                *got = csum_and_copy_from_iter(dst, &mut Source::iovec(&segs), mode);
+            }
+            ("csum_iter", _) => {
+                let (a, b) = splits(len);
+                let (x, rest) = dst.split_at_mut(a);
+                let (y, z) = rest.split_at_mut(b);
+                let mut segs = [IoVecMut::new(x), IoVecMut::new(y), IoVecMut::new(z)];
+                *got = csum_and_copy_to_iter(src, &mut Dest::iovec(&mut segs), mode);
+            }
+            _ => unreachable!(),
+        }
+    }
+    // Later calls of the rest of the face: getters, setters (to the value in force), sums.
+    cachecopy::set_nt_threshold(cachecopy::nt_threshold());
+    cachecopy::set_fill_nt_threshold(cachecopy::fill_nt_threshold());
+    cachecopy::set_fill_rep_threshold(cachecopy::fill_rep_threshold());
+    let _ = (Backend::active(), csum_partial(&case.src, 0));
+}
+
+/// RFC 1071 sum, bytes in memory order as 16-bit native words, folded to 16 bits.
+fn reference_sum(data: &[u8]) -> u16 {
+    let mut s: u64 = data
+        .chunks(2)
+        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+fn verify(op: &str, len: usize, case: &Case) {
+    for pass in 0..2 {
+        for (m, mode) in Mode::ALL.into_iter().enumerate() {
+            let (dst, got) = (&case.dst[pass][m], case.got[pass][m]);
+            let what = format!("{op} pass {pass} {mode} len {len}");
+            if op == "fill" {
+                assert!(dst.iter().all(|&b| b == case.src[0]), "{what}");
+            } else {
+                assert!(*dst == case.src, "{what}: bytes differ");
+            }
+            assert_eq!(got.0, len, "{what}: count");
+            match op {
+                "csum" | "csum_iter" => {
+                    assert_eq!(csum_fold(got.1), reference_sum(&case.src), "{what}: sum")
+                }
+                "iter_from" | "iter_to" => assert_eq!(got.1, 0, "{what}: cursor not at end"),
+                _ => {}
+            }
+        }
+    }
+}
