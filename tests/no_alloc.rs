@@ -187,10 +187,11 @@ unsafe impl GlobalAlloc for Strict {
 
 // ---------------------------------------------------------------- the parent
 
-const VARS: [&str; 4] = [
+const VARS: [&str; 5] = [
     "CACHECOPY_NT_THRESHOLD",
     "CACHECOPY_FILL_NT_THRESHOLD",
     "CACHECOPY_FILL_REP_THRESHOLD",
+    "CACHECOPY_REP_MOVSB_THRESHOLD",
     "CACHECOPY_BACKEND",
 ];
 
@@ -219,7 +220,7 @@ type Env = Vec<(&'static str, Vec<u8>)>;
 fn environments() -> Vec<Env> {
     let one = |k: &'static str, v: &[u8]| vec![(k, v.to_vec())];
     let mut envs: Vec<Env> = vec![Vec::new()];
-    for var in &VARS[..3] {
+    for var in &VARS[..4] {
         for v in [
             &b"0"[..],
             b"4096",
@@ -251,13 +252,16 @@ fn environments() -> Vec<Env> {
     for v in backends {
         envs.push(one("CACHECOPY_BACKEND", &v));
     }
+    // A calibration at detection (timed copies on mmap'd buffers, inside the first call).
+    envs.push(one("CACHECOPY_NT_THRESHOLD", b"calibrate"));
     // Every variable bad at once (one warning, whichever comes first), and every one valid.
     envs.push(VARS.iter().map(|&k| (k, b"x".to_vec())).collect());
     envs.push(vec![
         (VARS[0], b"1".to_vec()),
         (VARS[1], b"2".to_vec()),
         (VARS[2], b"3".to_vec()),
-        (VARS[3], Backend::Generic.name().as_bytes().to_vec()),
+        (VARS[3], b"5".to_vec()),
+        (VARS[4], Backend::Generic.name().as_bytes().to_vec()),
     ]);
     envs
 }
@@ -272,6 +276,8 @@ fn has_bad_value(env: &Env) -> bool {
                     .iter()
                     .any(|b| b.name().eq_ignore_ascii_case(t))
             })
+        } else if *k == "CACHECOPY_NT_THRESHOLD" && text == Ok("calibrate") {
+            false
         } else {
             !text.is_ok_and(|t| t.parse::<usize>().is_ok())
         }
@@ -383,7 +389,10 @@ fn check_environment_applied() {
     if let Some(n) = get(VARS[2]) {
         assert_eq!(cachecopy::fill_rep_threshold(), n);
     }
-    if let Ok(name) = std::env::var(VARS[3]) {
+    if let Some(n) = get(VARS[3]) {
+        assert_eq!(cachecopy::rep_movsb_threshold(), n);
+    }
+    if let Ok(name) = std::env::var(VARS[4]) {
         let name = name.trim();
         let want = Backend::supported()
             .iter()
