@@ -90,9 +90,10 @@ fn why(seed: &Seed, m: &Machine) -> String {
     for ring in text::distinct(seed.rows.iter().map(|r| r.ring)) {
         let line = match shared_l3 {
             Some(l3) if ring <= l3 => format!(
-                "   ring {}: fits the L3 ({}) both vCPUs share, so temporal chunks reach the \
-                 consumer through it while streamed ones go through memory: expect streaming \
-                 to lose\n",
+                "   ring {}: fits the L3 ({}) reported shared by both vCPUs: where it really holds \
+                 the ring, temporal chunks reach the consumer through it and streamed ones go \
+                 through memory, and streaming loses (a VM's L3 may be shared with other tenants \
+                 too)\n",
                 size(ring),
                 size(l3)
             ),
