@@ -29,6 +29,22 @@
 //! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` thresholds (`CACHECOPY_FILL_NT_THRESHOLD` the
 //! fill one alone) and
 //! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
+//!
+//! # Allocators and other callers that must not allocate
+//! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
+//! the first call, which detects the CPU and reads the `CACHECOPY_*` variables, and not any later
+//! one, however many threads race it and whatever the variables hold (unset, valid or
+//! unparsable). The data path is [`copy`], [`copy_raw`], [`copy_with`], [`copy_with_flush`],
+//! [`fill`], [`fill_raw`], [`zero`], [`fill_with`], [`fill_with_flush`], [`batch`], the cursor
+//! operations in [`iter`], the checksum copies in [`net`], the threshold getters and setters, and
+//! [`Backend::active`] / [`Backend::supported`]. A `#[global_allocator]` may therefore call
+//! `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with `getenv`
+//! and parsed in place; a bad value is reported once per process with one `write(2)` from a
+//! stack buffer; `CACHECOPY_NT_THRESHOLD=calibrate` measures on `mmap`'d buffers; without `std`
+//! nothing reads the environment. Not covered: [`cpu()`] (a report), the `alloc` types such as
+//! `net::Frame`, Windows (where reading the environment allocates) and, until its detection stops
+//! reading sysfs with `format!`, the first call on aarch64 Linux. `tests/no_alloc.rs` checks this
+//! with a global allocator that aborts on any allocation.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
