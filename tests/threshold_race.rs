@@ -15,19 +15,7 @@ use cachecopy::net::{csum_and_copy, csum_fold};
 use cachecopy::{Backend, Mode};
 
 mod common;
-use common::{miri, pattern};
-
-/// RFC 1071 sum of native 16-bit words, folded.
-fn reference_sum(data: &[u8]) -> u16 {
-    let mut s: u64 = data
-        .chunks(2)
-        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
+use common::{miri, pattern, reference_sum};
 
 #[test]
 fn setters_race_copies_and_fills() {

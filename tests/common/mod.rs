@@ -368,3 +368,16 @@ pub fn table_guard_pages(backend: Backend) {
         }
     }
 }
+
+/// The RFC 1071 checksum the slow way: native-endian 16-bit words (an odd last byte padded with
+/// zero), folded with end-around carry, complemented: the reference the fast sums are held to.
+pub fn reference_sum(data: &[u8]) -> u16 {
+    let mut s: u64 = data
+        .chunks(2)
+        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
