@@ -66,6 +66,7 @@ mod batch;
 mod calibrate;
 mod cpu;
 mod dispatch;
+mod engine;
 pub mod iter;
 mod kernel;
 mod mode;
@@ -76,12 +77,13 @@ mod thresholds;
 mod tune;
 mod vector;
 
-pub use backend::Backend;
-pub use batch::{batch, Batch};
+pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
 pub use calibrate::Calibration;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
+pub use dispatch::engine;
 pub use dispatch::Unsupported;
+pub use engine::{Backend, Edges, Engine};
 pub use mode::{Mode, UnknownMode};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
@@ -254,6 +256,47 @@ pub fn copy_with(
     Ok(())
 }
 
+/// Copies with exactly `engine` (to test or compare engines: see [`Engine::supported`]);
+/// otherwise as [`copy_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+///
+/// ```
+/// use cachecopy::{copy_with_engine, Backend, Edges, Engine, Mode};
+/// let mut dst = [0u8; 3];
+/// let e = Engine::new(Backend::Generic, Backend::Generic, Edges::Overlap);
+/// copy_with_engine(e, &mut dst, b"abc", Mode::NonTemporal).unwrap();
+/// assert_eq!(&dst, b"abc");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch("copy_with_engine", dst.len(), src.len());
+    }
+    let k = engine.kernels()?;
+    // SAFETY: as `copy_with`.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            mode.resolve(src.len(), nt_threshold),
+        )
+    };
+    Ok(())
+}
+
 /// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
 /// compare the instructions a CPU offers: see [`Cpu::flush_ops`]).
 ///
@@ -346,6 +389,31 @@ pub fn fill_with(
     mode: Mode,
 ) -> Result<(), Unsupported> {
     let k = backend.kernels()?;
+    // SAFETY: a live slice; `k` runs on this CPU.
+    unsafe {
+        fill_on(
+            k,
+            dst.as_mut_ptr(),
+            byte,
+            dst.len(),
+            mode.resolve(dst.len(), fill_nt_threshold),
+        )
+    };
+    Ok(())
+}
+
+/// Fills with exactly `engine`; otherwise as [`fill_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+#[inline]
+pub fn fill_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    byte: u8,
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    let k = engine.kernels()?;
     // SAFETY: a live slice; `k` runs on this CPU.
     unsafe {
         fill_on(
