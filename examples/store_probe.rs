@@ -25,6 +25,11 @@
 //! streaming all 24 lines of each slot from a prebuilt frame image, and glibc `memcpy` of
 //! header and payload. Every variant has its own ring; rounds interleave the variants; figures
 //! are medians of ns per slot, and ratios are paired per round.
+//!
+//! Table C runs whole copies through the library on every engine the CPU offers (each register
+//! set alone, AVX-512 with either edge store), `Temporal` and `NonTemporal`, from 64 bytes to
+//! 1 MiB, into a cold destination 24 bytes past a slot's start (scattered over an arena larger
+//! than the last-level cache), beside glibc `memcpy`: ns per copy and the ratio to glibc.
 
 #[cfg(target_arch = "x86_64")]
 fn main() {
@@ -440,6 +445,80 @@ mod probe {
             print_row(state.name(), rings[0].huge_kib, &mut t);
         }
         println!("\nhuge: KiB of the first ring the kernel backed with transparent huge pages (cold 2M asks for them; 0 means the kernel gave none)");
+        engines_table(llc, rounds);
+    }
+
+    /// Table C: whole copies per engine and mode, cold destination at a 24-byte offset.
+    fn engines_table(llc: usize, rounds: usize) {
+        use cachecopy::{Backend, Engine, Mode};
+        use cachecopy_arena::{Arena, Dest};
+        const OFFSET: usize = 24;
+        let engines: Vec<Engine> = Engine::supported()
+            .iter()
+            .copied()
+            .filter(|e| e.temporal == e.stream && e.stream != Backend::Generic)
+            .collect();
+        let sizes = [64usize, 256, 1024, 4096, 64 << 10, 1 << 20];
+        let src: Vec<u8> = (0..(1 << 20) + 64).map(|i| (i * 5 + 1) as u8).collect();
+        let mut arena = Arena::new(Some(llc), (1 << 20) + OFFSET);
+        println!(
+            "\nC. Whole copies through cachecopy, cold destination {OFFSET} bytes past a slot's start ({} MiB arena); ns per copy, median, and ÷ glibc memcpy (paired); engine in use: {}",
+            arena.len() >> 20,
+            cachecopy::engine()
+        );
+        print!("{:<8} {:>9}", "size", "glibc");
+        for e in &engines {
+            for m in ["T", "NT"] {
+                let name = format!(
+                    "{}{} {m}",
+                    e.stream,
+                    if e.edges == cachecopy::Edges::Masked {
+                        "m"
+                    } else {
+                        ""
+                    }
+                );
+                print!(" {name:>16}");
+            }
+        }
+        println!();
+        let memcpy: Memcpy = black_box(libc::memcpy as Memcpy);
+        for &size in &sizes {
+            let runs = ((8 << 20) / size).clamp(16, 4096);
+            let n = 1 + 2 * engines.len();
+            let mut t = vec![Vec::new(); n];
+            for round in 0..rounds {
+                let mut order: Vec<usize> = (0..n).collect();
+                order.rotate_left(round % n);
+                for v in order {
+                    let start = Instant::now();
+                    for _ in 0..runs {
+                        let d = &mut arena.dest(Dest::Cold, size + OFFSET)[OFFSET..];
+                        if v == 0 {
+                            // SAFETY: two live buffers of `size` bytes that do not overlap.
+                            unsafe { memcpy(d.as_mut_ptr().cast(), src.as_ptr().cast(), size) };
+                        } else {
+                            let e = engines[(v - 1) / 2];
+                            let mode = if (v - 1) % 2 == 0 {
+                                Mode::Temporal
+                            } else {
+                                Mode::NonTemporal
+                            };
+                            cachecopy::copy_with_engine(e, d, &src[..size], mode)
+                                .expect("supported");
+                        }
+                    }
+                    t[v].push(start.elapsed().as_nanos() as f64 / runs as f64);
+                }
+            }
+            let base = t[0].clone();
+            print!("{:<8} {:>9.1}", size, median(&mut t[0].clone()));
+            for col in t.iter_mut().skip(1) {
+                let mut r: Vec<f64> = col.iter().zip(&base).map(|(a, b)| a / b).collect();
+                print!(" {:>8.1} {:>6.2}x", median(col), median(&mut r));
+            }
+            println!();
+        }
     }
 
     fn print_row(name: &str, huge_kib: usize, t: &mut [Vec<f64>]) {
