@@ -79,7 +79,7 @@ mod vector;
 pub use backend::Backend;
 pub use batch::{batch, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::Calibration;
+pub use calibrate::{Calibration, Outcome, Point, Sweep};
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use mode::{Mode, UnknownMode};
