@@ -1,5 +1,5 @@
 //! Self-calibration of every tunable the built-in rules set, measured on the machine at hand in
-//! at most [`BUDGET`] of wall time:
+//! at most [`Calibration::BUDGET`] of wall time:
 //!
 //! - `nt` and `fill_nt`: the size from which streaming into a destination that is already
 //!   cached stops losing to ordinary stores, for copies and for fills;
@@ -14,7 +14,7 @@
 //! and the report prints this measurement's own ratios beside its sweep.
 //!
 //! How it spends its budget. The NT sizes run from the L2 size to twice the last-level cache as
-//! detected, by factors of 2, capped at [`MEMORY_BUDGET`] (on a VM that reports the host's
+//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (on a VM that reports the host's
 //! 260 MiB L3, the cap: 2-32 MiB). Every size gets one round first; then rounds go only where
 //! the answer is still open: the lowest size of the winning tail, the size above it (the
 //! second size that backs it) and the size below it (which must lose or tie), until each is
@@ -39,14 +39,14 @@ use crate::backend::Kernels;
 use crate::tune::{self, FIELDS};
 
 /// The most sizes one [`Sweep`] measures.
-pub const MAX_POINTS: usize = 8;
+pub(crate) const MAX_POINTS: usize = 8;
 /// The largest NT size measured, which is also the size of each of the two buffers mapped
 /// (64 MiB of address space in all, touched once and unmapped before `calibrate()` returns).
-pub const MEMORY_BUDGET: usize = 32 << 20;
+pub(crate) const MEMORY_BUDGET: usize = 32 << 20;
 /// The wall-time budget, mapping and touching the buffers included. A round whose cost
 /// (projected from the last round at that size) would end past it is not started.
-pub const BUDGET: Duration = Duration::from_millis(140);
-/// Of [`BUDGET`], the most the two string-instruction sweeps may take (they run first).
+pub(crate) const BUDGET: Duration = Duration::from_millis(140);
+/// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).
 const REP_BUDGET: Duration = Duration::from_millis(10);
 /// The most rounds at one size; a size still unsettled after this many is a tie.
 const MAX_ROUNDS: u32 = 9;
@@ -178,6 +178,14 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// The wall-time budget of one calibration, mapping the buffers included: a round whose
+    /// cost (the cheapest earlier round at that size) would end past it is not started.
+    pub const BUDGET: Duration = BUDGET;
+    /// The largest NT size measured, and the size of each of the two buffers mapped.
+    pub const MEMORY_BUDGET: usize = MEMORY_BUDGET;
+    /// The most sizes one [`Sweep`] holds.
+    pub const MAX_POINTS: usize = MAX_POINTS;
+
     /// The decided values, one per row of `tune::FIELDS`, in its order.
     pub(crate) fn values(&self) -> [Option<usize>; FIELDS.len()] {
         [self.copy, self.fill, self.rep_movsb, self.fill_rep]
@@ -250,7 +258,7 @@ impl Drop for Map {
 }
 
 /// The NT sizes for these caches: from the L2 size (256 KiB without figures) to twice the
-/// last-level cache, by factors of 2, at least three sizes, capped at [`MEMORY_BUDGET`].
+/// last-level cache, by factors of 2, at least three sizes, capped at [`Calibration::MEMORY_BUDGET`].
 fn nt_sizes(l2: Option<usize>, llc: Option<usize>, out: &mut [usize; MAX_POINTS]) -> usize {
     let lo = l2
         .unwrap_or(256 << 10)
@@ -353,7 +361,7 @@ enum Side {
     Win,
     /// The candidate loses, by the same test.
     Lose,
-    /// Neither after [`MAX_ROUNDS`], or a median within [`TIE`] of parity after five: it
+    /// Neither after `MAX_ROUNDS`, or a median within `TIE` of parity after five: it
     /// does not matter which way this size goes.
     Tie,
     /// Not enough rounds yet.
@@ -557,7 +565,7 @@ fn nt_sweeps(
 
 /// The string-instruction sweeps, copies then fills, into cold destinations: each timed
 /// sample is a run of `Temporal` ops into successive slots of the destination (about
-/// [`REP_SAMPLE`] bytes), every line of which was first flushed out of the caches, as for a
+/// `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for a
 /// buffer the program has not touched lately (where the string instruction's saving, no
 /// read-for-ownership of lines it overwrites whole, shows). The copies' source is hot and
 /// 24 bytes off the destination's line alignment (the string move's weaker case on some AMD
@@ -596,7 +604,7 @@ fn rep_sweeps(
     });
 }
 
-/// One string-instruction sweep: at each size, [`REP_SAMPLE`] bytes of `op(size, slot)` into
+/// One string-instruction sweep: at each size, `REP_SAMPLE` bytes of `op(size, slot)` into
 /// flushed slots (`cold(bytes)` flushes them) with `cell` at `usize::MAX` (the vector loop),
 /// then at 0 (the string instruction), in alternating order. `cell` is restored at the end; if
 /// another thread stored into it meanwhile, its value stays and the sweep is left unmeasured.
@@ -653,6 +661,7 @@ fn rep_sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     /// Points with these sizes (1, 2, 4, ...) and (rounds, wins, median) each.
     fn pts(v: &[(u32, u32, f64)]) -> Vec<Point> {
@@ -688,48 +697,42 @@ mod tests {
     #[test]
     fn rounds_go_where_the_answer_is_open() {
         use Step::*;
-        // Every size gets one round first, smallest first.
-        let t = pts(&[(1, 0, 0.5), (0, 0, f64::NAN), (1, 1, 1.5)]);
+        let n = f64::NAN;
+        // Sizes are measured upwards, one round each, until two hold.
+        assert_eq!(decide(&pts(&[(0, 0, n), (0, 0, n)]), None), Measure(0));
+        let t = pts(&[(1, 0, 0.5), (0, 0, n), (0, 0, n)]);
         assert_eq!(decide(&t, None), Measure(1));
-        // Loses below 4, wins from there: settle 4, then 8, then 2; 1 and 16 need nothing.
-        let t = pts(&[
+        // Loses below 4, wins from there: settle 4, then 8, then 2; 1 and 16 need nothing more.
+        let mut t = pts(&[
             (1, 0, 0.5),
             (1, 0, 0.7),
             (1, 1, 1.3),
             (1, 1, 1.4),
-            (1, 1, 1.6),
+            (0, 0, n),
         ]);
         assert_eq!(decide(&t, None), Measure(2));
-        let t = pts(&[
-            (1, 0, 0.5),
-            (1, 0, 0.7),
-            (2, 2, 1.3),
-            (1, 1, 1.4),
-            (1, 1, 1.6),
-        ]);
+        t[2] = pts(&[(2, 2, 1.3)])[0];
+        t[2].size = 4;
         assert_eq!(decide(&t, None), Measure(3));
-        let t = pts(&[
-            (1, 0, 0.5),
-            (1, 0, 0.7),
-            (2, 2, 1.3),
-            (2, 2, 1.4),
-            (1, 1, 1.6),
-        ]);
+        t[3] = Point {
+            size: 8,
+            ..pts(&[(2, 2, 1.4)])[0]
+        };
         assert_eq!(decide(&t, None), Measure(1));
-        let t = pts(&[
-            (1, 0, 0.5),
-            (2, 0, 0.7),
-            (2, 2, 1.3),
-            (2, 2, 1.4),
-            (1, 1, 1.6),
-        ]);
+        t[1] = Point {
+            size: 2,
+            ..pts(&[(2, 0, 0.7)])[0]
+        };
         assert_eq!(decide(&t, None), Done(Some(4), Outcome::Decided));
-        // A tie below the tail decides too (it does not matter which way it goes).
-        let t = pts(&[(1, 0, 0.5), (9, 5, 1.01), (2, 2, 1.3), (2, 2, 1.4)]);
-        assert_eq!(decide(&t, None), Done(Some(4), Outcome::Decided));
+        // A tie joins the tail (streaming is no slower there).
+        let t = pts(&[(2, 0, 0.5), (9, 5, 1.01), (2, 2, 1.3), (2, 2, 1.4)]);
+        assert_eq!(decide(&t, None), Done(Some(2), Outcome::Decided));
         // Winning from the smallest size: that size.
         let t = pts(&[(2, 2, 1.4), (2, 2, 1.2), (1, 1, 1.6)]);
         assert_eq!(decide(&t, None), Done(Some(1), Outcome::Decided));
+        // One preempted round is outvoted: 4-1 settles.
+        let t = pts(&[(2, 0, 0.5), (5, 4, 1.2), (2, 2, 1.4)]);
+        assert_eq!(decide(&t, None), Done(Some(2), Outcome::Decided));
     }
 
     #[test]
@@ -745,10 +748,10 @@ mod tests {
         // Only the largest size wins: no second size backs it.
         let t = pts(&[(1, 0, 0.5), (2, 0, 0.7), (2, 2, 1.2)]);
         assert_eq!(decide(&t, None), Done(None, Outcome::Noisy));
-        // The size above the crossover ties: noisy.
-        let t = pts(&[(2, 0, 0.5), (2, 2, 1.3), (9, 5, 1.02), (1, 1, 1.4)]);
+        // Ties and no win: nothing shows streaming ahead.
+        let t = pts(&[(2, 0, 0.5), (9, 5, 1.01), (9, 4, 0.99)]);
         assert_eq!(decide(&t, None), Done(None, Outcome::Noisy));
-        // An open largest size gets rounds before anything is concluded.
+        // An open largest size that looks lost gets rounds before anything is concluded.
         let t = pts(&[(1, 0, 0.5), (1, 0, 0.9)]);
         assert_eq!(decide(&t, None), Measure(1));
     }
@@ -818,10 +821,18 @@ mod tests {
     }
 
     /// A fixed buffer, to show the line needs no allocation.
-    #[derive(Default)]
     struct Line {
         buf: [u8; 128],
         len: usize,
+    }
+
+    impl Default for Line {
+        fn default() -> Self {
+            Line {
+                buf: [0; 128],
+                len: 0,
+            }
+        }
     }
 
     impl Line {

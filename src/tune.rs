@@ -147,7 +147,7 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
         return w.write_str("never");
     }
     for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
-        if bytes != 0 && bytes % (1 << shift) == 0 {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
             return write!(w, "{}{suffix}", bytes >> shift);
         }
     }
