@@ -468,9 +468,10 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// The point to measure next, or `None` once settled (outcome recorded). A round whose
-    /// projected end passes `end` settles the sweep as out of time.
-    fn next(&mut self, now: Duration, end: Duration) -> Option<usize> {
+    /// The point to measure next and the projected cost of its round, or `None` once settled
+    /// (outcome recorded). A round whose projected end passes `end` settles the sweep as out of
+    /// time.
+    fn next(&mut self, now: Duration, end: Duration) -> Option<(usize, Duration)> {
         if self.done {
             return None;
         }
@@ -486,7 +487,7 @@ impl<'a> Progress<'a> {
                 if now + cost > end {
                     self.finish(None, Outcome::OutOfTime)
                 } else {
-                    return Some(i);
+                    return Some((i, cost));
                 }
             }
         }
@@ -529,8 +530,9 @@ fn hot_round(op: &impl Fn(bool, usize), size: usize, round: u32) -> f64 {
     t[0] / t[1]
 }
 
-/// The copy and fill NT sweeps, a round of each in turn, until both are settled or the
-/// budget is spent.
+/// The copy and fill NT sweeps until both are settled or the budget is spent: each time the
+/// round projected cheaper of the two next rounds, so a sweep settled by small sizes is not
+/// kept waiting behind the other's large ones when the budget runs short.
 fn nt_sweeps(
     copy: &mut Sweep,
     fill: &mut Sweep,
@@ -540,25 +542,25 @@ fn nt_sweeps(
 ) {
     let mut sweeps = [Progress::new(copy, None), Progress::new(fill, None)];
     loop {
-        let mut any = false;
-        for (which, p) in sweeps.iter_mut().enumerate() {
-            let Some(i) = p.next(t0.elapsed(), BUDGET) else {
-                continue;
-            };
-            any = true;
-            let size = p.sweep.points[i].size;
-            let round = p.sweep.points[i].rounds;
-            let start = Instant::now();
-            let r = if which == 0 {
-                hot_round(&copy_op, size, round)
-            } else {
-                hot_round(&fill_op, size, round)
-            };
-            p.record(i, r, start.elapsed());
-        }
-        if !any {
-            break;
-        }
+        let now = t0.elapsed();
+        let plans = [sweeps[0].next(now, BUDGET), sweeps[1].next(now, BUDGET)];
+        let which = match plans {
+            [None, None] => break,
+            [Some(_), None] => 0,
+            [None, Some(_)] => 1,
+            [Some((_, a)), Some((_, b))] => usize::from(b < a),
+        };
+        let (i, _) = plans[which].expect("chosen above");
+        let p = &mut sweeps[which];
+        let size = p.sweep.points[i].size;
+        let round = p.sweep.points[i].rounds;
+        let start = Instant::now();
+        let r = if which == 0 {
+            hot_round(&copy_op, size, round)
+        } else {
+            hot_round(&fill_op, size, round)
+        };
+        p.record(i, r, start.elapsed());
     }
 }
 
@@ -629,7 +631,7 @@ fn rep_sweep(
     let mut lost = false;
     {
         let mut p = Progress::new(sweep, Some(usize::MAX));
-        'sweep: while let Some(i) = p.next(t0.elapsed(), end) {
+        'sweep: while let Some((i, _)) = p.next(t0.elapsed(), end) {
             let size = p.sweep.points[i].size;
             let round = p.sweep.points[i].rounds;
             let runs = (REP_SAMPLE / size).max(1);
