@@ -45,7 +45,7 @@ pub(crate) const MAX_POINTS: usize = 8;
 pub(crate) const MEMORY_BUDGET: usize = 32 << 20;
 /// The wall-time budget, mapping and touching the buffers included. A round whose cost
 /// (projected from the last round at that size) would end past it is not started.
-pub(crate) const BUDGET: Duration = Duration::from_millis(140);
+pub(crate) const BUDGET: Duration = Duration::from_millis(130);
 /// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).
 const REP_BUDGET: Duration = Duration::from_millis(10);
 /// The most rounds at one size; a size still unsettled after this many is a tie.
@@ -448,11 +448,14 @@ fn record(p: &mut Point, all: &mut [f64; MAX_ROUNDS as usize], ratio: f64) {
     };
 }
 
-/// One sweep in progress: its rounds so far and the cost of its cheapest round per point.
+/// One sweep in progress: its rounds so far and the cost of its cheapest round per byte.
 struct Progress<'a> {
     sweep: &'a mut Sweep,
     rounds: [[f64; MAX_ROUNDS as usize]; MAX_POINTS],
-    cost: [Duration; MAX_POINTS],
+    /// The cheapest round so far, per byte of its size (0 before the first).
+    ns_per_byte: f64,
+    /// Preempted rounds in a row, discarded.
+    retries: u32,
     never_wins: Option<usize>,
     done: bool,
 }
@@ -462,7 +465,8 @@ impl<'a> Progress<'a> {
         Progress {
             sweep,
             rounds: [[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS],
-            cost: [Duration::ZERO; MAX_POINTS],
+            ns_per_byte: 0.0,
+            retries: 0,
             never_wins,
             done: false,
         }
@@ -478,12 +482,11 @@ impl<'a> Progress<'a> {
         match decide(self.sweep.points(), self.never_wins) {
             Step::Done(v, o) => self.finish(v, o),
             Step::Measure(i) => {
-                // An unmeasured size costs about twice the one below it.
-                let cost = match (self.cost[i], i) {
-                    (c, _) if c > Duration::ZERO => c,
-                    (_, 0) => Duration::ZERO,
-                    _ => 2 * self.cost[i - 1],
-                };
+                // Projected from the fastest round so far per byte (a preempted round is no
+                // guide): the time to the first round is unknown, so that one always runs.
+                let cost = Duration::from_nanos(
+                    (self.ns_per_byte * self.sweep.points[i].size as f64) as u64,
+                );
                 if now + cost > end {
                     self.finish(None, Outcome::OutOfTime)
                 } else {
@@ -500,11 +503,11 @@ impl<'a> Progress<'a> {
         self.done = true;
     }
 
-    /// Records a round at point `i` that took `cost`; the cheapest round so far is the
-    /// projection of the next one (a preempted round is no guide).
+    /// Records a round at point `i` that took `cost`.
     fn record(&mut self, i: usize, ratio: f64, cost: Duration) {
-        if self.cost[i] == Duration::ZERO || cost < self.cost[i] {
-            self.cost[i] = cost;
+        let per_byte = cost.as_nanos() as f64 / self.sweep.points[i].size as f64;
+        if self.ns_per_byte == 0.0 || per_byte < self.ns_per_byte {
+            self.ns_per_byte = per_byte;
         }
         record(&mut self.sweep.points[i], &mut self.rounds[i], ratio);
     }
@@ -513,22 +516,56 @@ impl<'a> Progress<'a> {
 /// One round of a hot-destination pair at `size`: each op runs once untimed, which leaves the
 /// destination in that op's own steady state (cached after a temporal op, written back after
 /// a streamed one), then once timed; the order flips every round. Returns temporal time ÷
-/// streaming time. (The faster of two timed runs would discard preempted runs, but it favours
-/// the op whose time varies more, here the temporal one, whose cached lines other tenants of
-/// a shared L3 evict: that made fills at 4 MiB read 0.82-0.94 where single runs, and the
-/// report, read 1.0-1.2. A preempted round is outvoted by the sign test instead.) This is the report's "hot destination" (section 5): a buffer a program
-/// keeps copying into with one mode.
-fn hot_round(op: &impl Fn(bool, usize), size: usize, round: u32) -> f64 {
+/// streaming time and the round's projected cost, or `None` when the scheduler preempted a timed run (Linux: the thread's
+/// involuntary context switches, `getrusage`) and `strict` asks for a clean round: such a
+/// round says nothing about the two ops. (The faster of two timed runs would discard
+/// preempted runs too, but it favours the op whose time varies more, here the temporal one,
+/// whose cached lines other tenants of a shared L3 evict: that made fills at 4 MiB read
+/// 0.82-0.94 where single runs, and the report, read 1.0-1.2.)
+fn hot_round(
+    op: &impl Fn(bool, usize),
+    size: usize,
+    round: u32,
+    strict: bool,
+) -> Option<(f64, Duration)> {
     let mut t = [0f64; 2];
     for k in 0..2 {
         let nt = (round + k) % 2 == 1;
         op(nt, size);
+        let before = preemptions();
         let start = Instant::now();
         op(nt, size);
         t[usize::from(nt)] = start.elapsed().as_nanos().max(1) as f64;
+        if strict && preemptions() != before {
+            return None;
+        }
     }
-    t[0] / t[1]
+    // The round's cost is about twice its timed part: the untimed runs take as long, except the
+    // first round at a size, which also faults the pages in (no guide to the next).
+    Some((t[0] / t[1], Duration::from_nanos(2 * (t[0] + t[1]) as u64)))
 }
+
+/// The calling thread's involuntary context switches so far (Linux; 0 elsewhere, where no
+/// round is ever taken for preempted).
+fn preemptions() -> i64 {
+    cfg_if::cfg_if! {
+        if #[cfg(any(target_os = "linux", target_os = "android"))] {
+            // SAFETY: all-zero is a valid `rusage` (plain integers); `getrusage` writes it.
+            let mut u: libc::rusage = unsafe { core::mem::zeroed() };
+            // SAFETY: a valid out-pointer; RUSAGE_THREAD exists since Linux 2.6.26.
+            if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) } != 0 {
+                return 0;
+            }
+            u.ru_nivcsw as i64
+        } else {
+            0
+        }
+    }
+}
+
+/// Preempted rounds in a row at one size after which a round counts anyway (on a machine so
+/// loaded that hardly a run goes unpreempted, the sign test has to do).
+const RETRIES: u32 = 2;
 
 /// The copy and fill NT sweeps until both are settled or the budget is spent: each time the
 /// round projected cheaper of the two next rounds, so a sweep settled by small sizes is not
@@ -554,13 +591,19 @@ fn nt_sweeps(
         let p = &mut sweeps[which];
         let size = p.sweep.points[i].size;
         let round = p.sweep.points[i].rounds;
-        let start = Instant::now();
+        let strict = p.retries < RETRIES;
         let r = if which == 0 {
-            hot_round(&copy_op, size, round)
+            hot_round(&copy_op, size, round, strict)
         } else {
-            hot_round(&fill_op, size, round)
+            hot_round(&fill_op, size, round, strict)
         };
-        p.record(i, r, start.elapsed());
+        match r {
+            Some((r, cost)) => {
+                p.retries = 0;
+                p.record(i, r, cost);
+            }
+            None => p.retries += 1,
+        }
     }
 }
 
