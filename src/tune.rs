@@ -6,6 +6,10 @@
 //! by dispatch's first call ([`init`]); before that no kernel runs (a kernel table is only handed
 //! out after detection), so a kernel never sees `UNSET` except as "never" (`usize::MAX`).
 //!
+//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets every tunable in one
+//! line (the one a `Calibration` writes); each row of [`FIELDS`] is one tunable: its name in the
+//! line, its own variable (which wins over the field), its cell and its value syntax.
+//!
 //! Reading the environment neither allocates nor locks (an allocator may be the first caller):
 //! `getenv` returns a pointer into the process environment, the value is parsed in place, and a
 //! complaint about a bad value is formatted on the stack and written with one `write(2)`.
