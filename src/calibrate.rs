@@ -14,13 +14,15 @@
 //! and the report prints this measurement's own ratios beside its sweep.
 //!
 //! How it spends its budget. The NT sizes run from the L2 size to twice the last-level cache as
-//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (on a VM that reports the host's
-//! 260 MiB L3, the cap: 2-32 MiB). Every size gets one round first; then rounds go only where
-//! the answer is still open: the lowest size of the winning tail, the size above it (the
-//! second size that backs it) and the size below it (which must lose or tie), until each is
-//! settled by a sign test over its rounds (see `side`). Sizes far from the crossover keep one
-//! round. A tunable whose sizes are not settled within the budget keeps its built-in rule, and
-//! its [`Sweep::outcome`] says why.
+//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (on a VM that reports the
+//! host's 260-300 MiB L3, the cap: 2-32 MiB). Sizes are measured upwards, one round each, until
+//! two hold; then rounds go only where the answer is still open: the lowest size of the tail
+//! where streaming does not lose, the size above it (the second size that backs it) and the
+//! size below it (which must lose or tie), until a sign test over its rounds settles each (see
+//! `side`). Sizes above those are never measured. A round preempted during a timed run is
+//! discarded. A tunable whose sizes are not settled within the budget keeps its built-in rule,
+//! and its [`Sweep::outcome`] says why. Measured decision rates: docs/performance.md
+//! ("Calibration").
 //!
 //! The measurement neither allocates nor locks (its buffers come from `mmap`), so
 //! `CACHECOPY_NT_THRESHOLD=calibrate`, which runs it inside the first call, is safe in an

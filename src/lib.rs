@@ -454,7 +454,7 @@ pub fn fence() {
 /// streaming into an already cached destination stops losing to ordinary stores, for copies
 /// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
 /// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
-/// vector loop; in at most [`Calibration::BUDGET`] (140 ms) of wall time. Returns them with the
+/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
 /// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
 ///
 /// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
