@@ -29,6 +29,9 @@
 //! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` thresholds (`CACHECOPY_FILL_NT_THRESHOLD` the
 //! fill one alone) and
 //! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
+//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets them all in one line,
+//! the one a [`Calibration`] writes (see [`calibrate`]); an individual variable wins over its
+//! field.
 //!
 //! # Allocators and other callers that must not allocate
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
@@ -79,7 +82,7 @@ mod vector;
 
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::Calibration;
+pub use calibrate::{Calibration, Outcome, Point, Sweep};
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::engine;
 pub use dispatch::Unsupported;
@@ -515,20 +518,27 @@ pub fn fence() {
     unsafe { Store::Flush(op).fence() }
 }
 
-/// Measures, on this machine, the sizes from which streaming into an already cached
-/// destination stops losing to ordinary stores, for copies and for fills (the `Auto`
-/// crossovers), in about 100 ms of wall time, and returns them with the time it took; nothing
-/// changes until [`Calibration::apply`].
+/// Measures, on this machine, every tunable the built-in rules set: the sizes from which
+/// streaming into an already cached destination stops losing to ordinary stores, for copies
+/// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
+/// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
+/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
+/// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
 ///
-/// Where the timing is too noisy to decide, or streaming never stops losing within the sizes
-/// tried (256 KiB to 16 MiB), the threshold is `None` and the built-in rule stays. It never
-/// picks a size below the one where streaming into a cached destination stops losing, so
-/// `Auto` never streams where that costs. Its buffers come from `mmap`: it neither allocates
-/// nor locks. `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use.
+/// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
+/// 32 MiB ([`Calibration::MEMORY_BUDGET`], two buffers of that size are mapped); rounds go to the
+/// sizes around the crossover until a sign test settles them. Where that does not happen within
+/// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
+/// built-in rule stays ([`Sweep::outcome`] says why). It never picks a size below the one where
+/// streaming into a cached destination stops losing, so `Auto` never streams where that costs.
+/// Its buffers come from `mmap`: it neither allocates nor locks.
+/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
+/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
 ///
 /// ```no_run
 /// let c = cachecopy::calibrate();
 /// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
+/// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
 /// c.apply();
 /// ```
 #[cfg(all(feature = "std", unix))]

@@ -146,6 +146,11 @@ fn threshold_source(cpu: &Cpu, value: usize) -> String {
         }
     }
     match (c.l2, c.l3) {
+        (Some(l2), Some(l3)) if l2 >= 1 << 20 => format!(
+            "L3 / 2 = {} / 2 (L2 of 1 MiB or more, as on Zen 4; at least 2 x L2), caches from {}",
+            size(l3),
+            c.source
+        ),
         (_, Some(l3)) => format!(
             "L3 / 4 = {} / 4 (at least 2 x L2 and 1 MiB), caches from {}",
             size(l3),
