@@ -28,6 +28,7 @@ fn main() {
         show(Some(cachecopy::fill_rep_threshold())),
     );
     let mut decided = [0usize; 4];
+    let mut engines = 0;
     for run in 1..=runs {
         let c = cachecopy::calibrate();
         let sweeps = sweeps(&c);
@@ -39,8 +40,20 @@ fn main() {
                 line.push_str(&format!(" ({})", s.outcome));
             }
         }
+        let check = &c.engine_check;
+        engines += usize::from(c.engine.is_some());
+        match c.engine {
+            Some(e) => line.push_str(&format!("  engine {e}")),
+            None => line.push_str(&format!("  engine - ({})", check.outcome)),
+        }
         println!("{line}  {c}");
         if verbose {
+            for t in check.trials() {
+                println!(
+                    "    engine    {}: Temporal {:.2}x ({}/{}), NT batched {:.2}x ({}/{}) of the rule's",
+                    t.engine, t.temporal, t.wins.0, t.rounds, t.stream, t.wins.1, t.rounds
+                );
+            }
             for (name, s) in &sweeps {
                 let pts: Vec<String> = s
                     .points()
@@ -65,7 +78,7 @@ fn main() {
         .zip(decided)
         .map(|(n, d)| format!("{n} {d}/{runs}"))
         .collect();
-    println!("decided: {}", summary.join(", "));
+    println!("decided: {}, engine {engines}/{runs}", summary.join(", "));
 }
 
 fn sweeps(c: &Calibration) -> [(&'static str, &Sweep); 4] {

@@ -4,7 +4,14 @@
 //! - `nt` and `fill_nt`: the size from which streaming into a destination that is already
 //!   cached stops losing to ordinary stores, for copies and for fills;
 //! - `rep_movsb` and `fill_rep` (x86_64 with ERMS): the size from which `Temporal` copies and
-//!   fills are no slower with the string instruction than with the vector loop.
+//!   fills are no slower with the string instruction than with the vector loop;
+//! - the engine (`crate::engine`): which register set runs each job and which store writes the
+//!   partial lines. Transmit frames (a 42-byte header, the payload at offset 42) are built with
+//!   every candidate engine, `Temporal` and batched `NonTemporal`, each on a ring of its own
+//!   whose slots are flushed out of the caches before each sample, in paired rounds against
+//!   the CPU's rule; a candidate replaces the rule's choice for a job only if it is faster by
+//!   [`Calibration::ENGINE_MARGIN`] in at least 7 of 9 rounds; the rule is confirmed when no candidate is, and kept, undecided, when the rounds
+//!   disagree ([`EngineCheck`]).
 //!
 //! Why measure: no cache-size formula fits every CPU (the NT crossover is the L2 size on Intel
 //! server parts and a quarter or a half of the L3 on AMD, by generation: `src/tune.rs`), and a
@@ -38,6 +45,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::backend::Kernels;
+use crate::engine::{Backend, Edges, Engine};
 use crate::tune::{self, FIELDS};
 
 /// The most sizes one [`Sweep`] measures.
@@ -177,6 +185,57 @@ pub struct Calibration {
     pub rep_movsb_sweep: Sweep,
     /// `rep stosb` ÷ the vector loop, `Temporal` fills.
     pub fill_rep_sweep: Sweep,
+    /// The engine measured: `Some` when both jobs were settled (the rule confirmed, or a
+    /// candidate faster than it), `None` when the rounds disagreed: the rule stays.
+    pub engine: Option<Engine>,
+    /// The engine measurement, candidate by candidate.
+    pub engine_check: EngineCheck,
+}
+
+/// The most engines [`EngineCheck`] compares.
+pub(crate) const MAX_ENGINES: usize = 8;
+/// How much faster than the rule's choice a candidate must be to replace it: 5 %.
+pub(crate) const ENGINE_MARGIN: f64 = 0.95;
+/// Of the budget, the most the engine measurement may take (it runs last).
+const ENGINE_BUDGET: Duration = Duration::from_millis(18);
+/// Rounds of the engine measurement.
+const ENGINE_ROUNDS: u32 = 9;
+/// Frames built per timed sample (two batches).
+const ENGINE_FRAMES: usize = 128;
+
+/// One candidate engine's frames against the rule's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineTrial {
+    /// The candidate.
+    pub engine: Engine,
+    /// Median over the rounds of (candidate time ÷ the rule's) building `Temporal` frames:
+    /// below 1 the candidate is faster. `NaN` when not measured.
+    pub temporal: f64,
+    /// The same for batched `NonTemporal` frames.
+    pub stream: f64,
+    /// Rounds in which the candidate was faster by [`Calibration::ENGINE_MARGIN`]: `Temporal`,
+    /// `NonTemporal`.
+    pub wins: (u32, u32),
+    /// Rounds measured.
+    pub rounds: u32,
+}
+
+/// What the engine measurement compared and found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineCheck {
+    /// The CPU's rule ([`Engine::rule`]), the baseline of every ratio.
+    pub rule: Engine,
+    trials: [EngineTrial; MAX_ENGINES],
+    len: usize,
+    /// Why the engine was decided or not.
+    pub outcome: Outcome,
+}
+
+impl EngineCheck {
+    /// The candidates measured, the rule's engine first.
+    pub fn trials(&self) -> &[EngineTrial] {
+        &self.trials[..self.len]
+    }
 }
 
 impl Calibration {
@@ -193,6 +252,12 @@ impl Calibration {
         [self.copy, self.fill, self.rep_movsb, self.fill_rep]
     }
 
+    /// The most engines [`EngineCheck`] compares.
+    pub const MAX_ENGINES: usize = MAX_ENGINES;
+    /// A candidate engine replaces the rule's choice for a job only if its frames take at most
+    /// this fraction of the rule's time in at least 7 of 9 rounds.
+    pub const ENGINE_MARGIN: f64 = ENGINE_MARGIN;
+
     /// Installs every threshold this calibration decided (for the whole process, as
     /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do); leaves the
     /// others as they are. Safe to call while other threads copy: every value is a valid
@@ -204,6 +269,9 @@ impl Calibration {
             if let Some(v) = v {
                 field.cell.store(tune::stored(v), Ordering::Relaxed);
             }
+        }
+        if let Some(e) = self.engine {
+            crate::dispatch::install(e);
         }
     }
 }
@@ -224,6 +292,14 @@ impl fmt::Display for Calibration {
             first = false;
             write!(f, "{}=", field.name)?;
             (field.show)(v, f)?;
+        }
+        if let Some(e) = self.engine {
+            let sep = if first { "" } else { "," };
+            write!(
+                f,
+                "{sep}temporal={},stream={},edges={}",
+                e.temporal, e.stream, e.edges
+            )?;
         }
         Ok(())
     }
@@ -333,6 +409,8 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         };
         nt_sweeps(&mut copy, &mut fill, copy_op, fill_op, t0);
     }
+    let check = engine_check(&cpu, c.l2);
+    let engine = (check.outcome == Outcome::Decided).then(|| decided_engine(&check));
     Calibration {
         copy: copy.decided,
         fill: fill.decided,
@@ -343,7 +421,209 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         fill_sweep: fill,
         rep_movsb_sweep: movsb,
         fill_rep_sweep: stosb,
+        engine,
+        engine_check: check,
     }
+}
+
+/// The engines worth comparing here: the rule's, each vector register set alone (AVX-512 with
+/// either edge store). The word backend is left out: it has no vector stores and never wins.
+fn engine_candidates(rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
+    out[0] = rule;
+    let mut n = 1;
+    for &e in Engine::supported() {
+        if e.temporal == e.stream && e.stream != Backend::Generic && e != rule && n < MAX_ENGINES {
+            out[n] = e;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Builds frames with every candidate engine against the rule's, in paired rounds, each
+/// candidate and job on a ring of its own. See the module docs.
+fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>) -> EngineCheck {
+    const SLOT: usize = 1536;
+    const HDR: usize = 42;
+    const PAYLOAD: usize = 1472;
+    let rule = Engine::rule(cpu).0;
+    let mut engines = [rule; MAX_ENGINES];
+    let n = engine_candidates(rule, &mut engines);
+    let blank = EngineTrial {
+        engine: rule,
+        temporal: f64::NAN,
+        stream: f64::NAN,
+        wins: (0, 0),
+        rounds: 0,
+    };
+    let mut check = EngineCheck {
+        rule,
+        trials: [blank; MAX_ENGINES],
+        len: n,
+        outcome: Outcome::NotMeasured,
+    };
+    for (t, &e) in check.trials.iter_mut().zip(&engines[..n]) {
+        t.engine = e;
+    }
+    // Rings of four samples, two per candidate. Every slot a sample writes is first flushed out
+    // of the caches (untimed), as the slots of a transmit ring larger than the caches are when
+    // they come round again: where masked and partial stores cost most (examples/store_probe).
+    let _ = l2;
+    let slots = 4 * ENGINE_FRAMES;
+    let op = if crate::dispatch::flush_supported(crate::FlushOp::Clflushopt) {
+        crate::FlushOp::Clflushopt
+    } else if crate::dispatch::flush_supported(crate::FlushOp::Clflush) {
+        crate::FlushOp::Clflush
+    } else {
+        return check;
+    };
+    let ring = slots * SLOT;
+    let kernels: [Option<&'static Kernels>; MAX_ENGINES] = core::array::from_fn(|i| {
+        if i < n {
+            engines[i].kernels().ok()
+        } else {
+            None
+        }
+    });
+    if n < 2 || kernels[..n].iter().any(Option::is_none) {
+        return check;
+    }
+    let (Some(src), Some(dst)) = (Map::new(HDR + PAYLOAD), Map::new(2 * n * ring)) else {
+        return check;
+    };
+    let t0 = Instant::now();
+    // SAFETY: both mappings are at least as large as the ranges written.
+    unsafe {
+        for i in 0..HDR + PAYLOAD {
+            src.ptr.add(i).write((i * 7 + 3) as u8);
+        }
+        for i in (0..2 * n * ring).step_by(4096) {
+            dst.ptr.add(i).write(0);
+        }
+    }
+    let mut next = [0usize; 2 * MAX_ENGINES];
+    // Builds `ENGINE_FRAMES` frames with engine `i`, `Temporal` (`nt == false`) or batched
+    // `NonTemporal`, on its own ring, continuing where it stopped; returns the nanoseconds.
+    let mut build = |i: usize, nt: bool| -> f64 {
+        let k = kernels[i].expect("checked");
+        let r = 2 * i + usize::from(nt);
+        let base = dst.ptr.wrapping_add(r * ring);
+        let store = if nt {
+            crate::mode::Store::NonTemporal
+        } else {
+            crate::mode::Store::Temporal
+        };
+        for f in 0..ENGINE_FRAMES {
+            let slot = base.wrapping_add(((next[r] + f) % slots) * SLOT);
+            // SAFETY: `op` runs here; the slot lies inside ring `r` of the mapping.
+            unsafe { crate::arch::flush_range(op, slot, SLOT) };
+        }
+        // SAFETY: as above.
+        unsafe { crate::arch::flush_fence(op) };
+        let t = Instant::now();
+        for f in 0..ENGINE_FRAMES {
+            let slot = base.wrapping_add(next[r] * SLOT);
+            // SAFETY: the slot lies inside ring `r` of the mapping (`next < slots`); the
+            // source mapping holds `HDR + PAYLOAD` bytes; `k` runs on this CPU; the batch's
+            // fence follows every 64 frames and the last one.
+            unsafe {
+                crate::copy_unfenced_on(k, slot, src.ptr, HDR, store);
+                crate::copy_unfenced_on(k, slot.add(HDR), src.ptr.add(HDR), PAYLOAD, store);
+                if nt && f % 64 == 63 {
+                    crate::arch::stream_fence();
+                }
+            }
+            next[r] = (next[r] + 1) % slots;
+        }
+        if nt {
+            // SAFETY: a store fence has no precondition.
+            unsafe { crate::arch::stream_fence() };
+        }
+        t.elapsed().as_nanos() as f64
+    };
+    // One untimed sample of each, for the code and the TLB.
+    for i in 0..n {
+        for nt in [false, true] {
+            build(i, nt);
+        }
+    }
+    let mut ratios = [[[f64::NAN; ENGINE_ROUNDS as usize]; 2]; MAX_ENGINES];
+    let mut rounds = 0;
+    while rounds < ENGINE_ROUNDS as usize && t0.elapsed() < ENGINE_BUDGET {
+        for (job, nt) in [false, true].into_iter().enumerate() {
+            let mut times = [0.0f64; MAX_ENGINES];
+            for j in 0..n {
+                // A fresh order every round: rotate, and reverse every other round.
+                let i = if rounds % 2 == 0 {
+                    (j + rounds) % n
+                } else {
+                    (n - 1 - j + rounds) % n
+                };
+                times[i] = build(i, nt);
+            }
+            for i in 0..n {
+                ratios[i][job][rounds] = times[i] / times[0];
+            }
+        }
+        rounds += 1;
+    }
+    for (t, r) in check.trials[..n].iter_mut().zip(&ratios) {
+        t.rounds = rounds as u32;
+        t.temporal = median_of(&r[0][..rounds]);
+        t.stream = median_of(&r[1][..rounds]);
+        let wins = |v: &[f64]| v.iter().filter(|&&r| r < ENGINE_MARGIN).count() as u32;
+        t.wins = (wins(&r[0][..rounds]), wins(&r[1][..rounds]));
+    }
+    check.outcome = if rounds < ENGINE_ROUNDS as usize {
+        Outcome::OutOfTime
+    } else if check.trials[1..n].iter().any(|t| {
+        // Faster in a majority of rounds, by the margin at the median, but not in 7 of 9: the
+        // rounds disagree about a candidate that may be faster.
+        let unsettled = |w: u32, r: f64| (5..7).contains(&w) && r < ENGINE_MARGIN;
+        unsettled(t.wins.0, t.temporal) || unsettled(t.wins.1, t.stream)
+    }) {
+        Outcome::Noisy
+    } else {
+        Outcome::Decided
+    };
+    check
+}
+
+/// The median of `v` (`NaN` when empty), without allocating.
+fn median_of(v: &[f64]) -> f64 {
+    let mut buf = [f64::NAN; ENGINE_ROUNDS as usize];
+    let n = v.len().min(buf.len());
+    buf[..n].copy_from_slice(&v[..n]);
+    let b = &mut buf[..n];
+    b.sort_by(f64::total_cmp);
+    if n == 0 {
+        f64::NAN
+    } else {
+        b[n / 2]
+    }
+}
+
+/// The engine a settled [`EngineCheck`] decides: per job, the candidate faster than the rule's
+/// choice in at least 7 of its rounds with the lowest median, else the rule's; the edges of the
+/// streaming winner (the job where partial lines cost most).
+fn decided_engine(check: &EngineCheck) -> Engine {
+    let best = |job: fn(&EngineTrial) -> (f64, u32)| {
+        check.trials()[1..]
+            .iter()
+            .filter(|t| job(t).1 >= 7 && job(t).0 < ENGINE_MARGIN)
+            .min_by(|a, b| job(a).0.total_cmp(&job(b).0))
+            .map(|t| t.engine)
+    };
+    let rule = check.rule;
+    let t = best(|t| (t.temporal, t.wins.0)).map_or(rule.temporal, |e| e.temporal);
+    let s = best(|t| (t.stream, t.wins.1));
+    let (stream, edges) = s.map_or((rule.stream, rule.edges), |e| (e.stream, e.edges));
+    let edges = if stream == Backend::Avx512 || t != Backend::Avx512 {
+        edges
+    } else {
+        Edges::Overlap
+    };
+    Engine::new(t, stream, edges)
 }
 
 /// What a sweep does next.
@@ -846,6 +1126,8 @@ mod tests {
             fill_sweep: Sweep::new(&[]),
             rep_movsb_sweep: Sweep::new(&[]),
             fill_rep_sweep: Sweep::new(&[]),
+            engine: None,
+            engine_check: engine_check(&crate::arch::detect(), None),
         };
         let mut s = Line::default();
         write!(s, "{c}").unwrap();
@@ -864,6 +1146,42 @@ mod tests {
         let mut s = Line::default();
         write!(s, "{c}").unwrap();
         assert_eq!(s.as_str(), "CACHECOPY_TUNE=");
+        // A decided engine joins the line as its three fields, which dispatch reads back.
+        c.engine = Some(Engine::new(
+            Backend::Generic,
+            Backend::Generic,
+            Edges::Overlap,
+        ));
+        c.copy = Some(4 << 20);
+        let mut s = Line::default();
+        write!(s, "{c}").unwrap();
+        assert_eq!(
+            s.as_str(),
+            "CACHECOPY_TUNE=nt=4M,temporal=generic,stream=generic,edges=overlap"
+        );
+        let mut e = Engine::uniform(Backend::Generic);
+        crate::dispatch::apply_engine_fields(
+            &mut e,
+            &s.as_str().as_bytes()[15..],
+            1,
+            "CACHECOPY_TUNE",
+        );
+        assert_eq!(Some(e), c.engine);
+    }
+
+    #[test]
+    fn the_engine_check_compares_every_candidate_against_the_rule() {
+        let c = engine_check(&crate::arch::detect(), None);
+        let t = c.trials();
+        assert_eq!(t[0].engine, c.rule);
+        if t.len() > 1 {
+            // Measured: the rule's own ratio is 1 in every round.
+            assert_ne!(c.outcome, Outcome::NotMeasured, "{c:?}");
+            assert!((t[0].temporal - 1.0).abs() < 1e-9 && (t[0].stream - 1.0).abs() < 1e-9);
+            assert!(t[1..].iter().all(|t| t.engine != c.rule && t.rounds > 0));
+        }
+        let decided = decided_engine(&c);
+        assert!(Engine::supported().contains(&decided), "{decided}");
     }
 
     /// A fixed buffer, to show the line needs no allocation.

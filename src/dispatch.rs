@@ -211,6 +211,11 @@ fn init() -> &'static Kernels {
     tune::init(&cpu);
     let (rule, _) = engine::rule(&cpu, BACKENDS[n - 1].engine.stream);
     let mut e = rule;
+    // Which wins, field by field: `CACHECOPY_ENGINE`, then `CACHECOPY_BACKEND`, then the
+    // engine fields of `CACHECOPY_TUNE`, then the rule.
+    if let Some(line) = tune::env(c"CACHECOPY_TUNE") {
+        apply_engine_fields(&mut e, line, n, "CACHECOPY_TUNE");
+    }
     if let Some(k) = env_backend(&BACKENDS[..n], rule) {
         (e.temporal, e.stream) = (k.engine.stream, k.engine.stream);
     }
@@ -226,6 +231,15 @@ fn init() -> &'static Kernels {
         crate::calibrate::run(chosen).apply();
     }
     chosen
+}
+
+/// Makes `e` the active engine (a calibration's decision), if this CPU runs it. Every table is
+/// correct, so a copy racing this runs with the old or the new one.
+#[cfg(all(feature = "std", unix))]
+pub(crate) fn install(e: Engine) {
+    if let Ok(k) = e.kernels() {
+        ACTIVE.store(ptr::from_ref(k).cast_mut(), Ordering::Release);
+    }
 }
 
 /// `CACHECOPY_BACKEND=name` (std): forces a backend this CPU supports.
@@ -257,13 +271,17 @@ fn env_engine(e: &mut Engine, n: usize) {
 }
 
 /// Applies the comma-separated `key=value` fields of `raw` to `e` (see [`env_engine`]); `what`
-/// names the variable in the warning. Fields of other tunables are skipped when `what` is a
-/// line that carries them too. Shared with the one-line tuning variable.
+/// names the variable in the warning. In `CACHECOPY_TUNE`, which carries the thresholds too,
+/// only the engine's fields are read (`tune::tune_line` reads and checks the others).
 pub(crate) fn apply_engine_fields(e: &mut Engine, raw: &[u8], n: usize, what: &str) {
     let text = core::str::from_utf8(raw).unwrap_or("");
+    let line = what == "CACHECOPY_TUNE";
     for field in text.split(',').map(str::trim).filter(|f| !f.is_empty()) {
         let (key, value) = field.split_once('=').unwrap_or((field, ""));
         let (key, value) = (key.trim(), value.trim());
+        if line && !tune::ENGINE_FIELDS.contains(&key) {
+            continue;
+        }
         let mut next = *e;
         let ok = next.set_field(key, value).is_ok()
             && [next.temporal, next.stream]

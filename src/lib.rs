@@ -82,7 +82,7 @@ mod vector;
 
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::{Calibration, Outcome, Point, Sweep};
+pub use calibrate::{Calibration, EngineCheck, EngineTrial, Outcome, Point, Sweep};
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::engine;
 pub use dispatch::Unsupported;

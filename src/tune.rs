@@ -112,6 +112,11 @@ pub(crate) static FIELDS: [Field; 4] = [
     },
 ];
 
+/// The engine's fields in `CACHECOPY_TUNE` (and `CACHECOPY_ENGINE`): which backend runs the
+/// `temporal` job, the `stream` job, both (`body`), and the `edges` store. Dispatch applies
+/// them (`dispatch::apply_engine_fields`); [`tune_line`] only skips them.
+pub(crate) const ENGINE_FIELDS: [&str; 4] = ["temporal", "stream", "body", "edges"];
+
 /// Indices into [`FIELDS`].
 pub(crate) const NT: usize = 0;
 pub(crate) const FILL: usize = 1;
@@ -176,10 +181,14 @@ pub(crate) fn tune_line(line: &[u8]) -> [Option<usize>; FIELDS.len()] {
         };
         let (name, value) = (field[..eq].trim_ascii(), field[eq + 1..].trim_ascii());
         let Some(i) = FIELDS.iter().position(|f| f.name.as_bytes() == name) else {
-            bad_field(
-                field,
-                "unknown name (known: nt, fill_nt, rep_movsb, fill_rep)",
-            );
+            // The engine's fields are read by dispatch (`apply_engine_fields`).
+            if !ENGINE_FIELDS.iter().any(|f| f.as_bytes() == name) {
+                bad_field(
+                    field,
+                    "unknown name (known: nt, fill_nt, rep_movsb, fill_rep, temporal, stream, \
+                     body, edges)",
+                );
+            }
             continue;
         };
         match (FIELDS[i].parse)(value) {

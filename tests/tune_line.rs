@@ -8,8 +8,9 @@
 mod common;
 
 /// The variables cleared in every child before its own are set.
-const VARS: [&str; 6] = [
+const VARS: [&str; 7] = [
     "CACHECOPY_TUNE",
+    "CACHECOPY_ENGINE",
     "CACHECOPY_NT_THRESHOLD",
     "CACHECOPY_FILL_NT_THRESHOLD",
     "CACHECOPY_REP_MOVSB_THRESHOLD",
@@ -31,6 +32,12 @@ fn getters() -> Thresholds {
 
 /// Runs the child with `env`; returns the thresholds it read and its stderr.
 fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
+    let (t, _, err) = child_engine(env);
+    (t, err)
+}
+
+/// As [`child`], with the engine the child ran (`cachecopy::engine()`, as it prints).
+fn child_engine(env: &[(&str, &str)]) -> (Thresholds, String, String) {
     let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
     cmd.args([
         "--ignored",
@@ -55,7 +62,11 @@ fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
         .take(4)
         .map(|n| n.parse().unwrap())
         .collect();
-    (v.try_into().unwrap(), err)
+    let engine = stdout
+        .lines()
+        .find_map(|l| l.rsplit_once("engine: ").map(|(_, v)| v.to_string()))
+        .unwrap_or_else(|| panic!("no engine line:\n{stdout}\n{err}"));
+    (v.try_into().unwrap(), engine, err)
 }
 
 #[test]
@@ -63,6 +74,7 @@ fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
 fn child_prints_thresholds() {
     let t = getters();
     println!("thresholds: {} {} {} {}", t[0], t[1], t[2], t[3]);
+    println!("engine: {}", cachecopy::engine());
 }
 
 const M: usize = 1 << 20;
@@ -83,9 +95,57 @@ fn the_calibrations_line_reads_back_as_the_same_thresholds() {
         .zip(builtin)
         .map(|(v, b)| v.unwrap_or(b))
         .collect();
-    let (got, err) = child(&[("CACHECOPY_TUNE", value)]);
+    let (got, engine, err) = child_engine(&[("CACHECOPY_TUNE", value)]);
     assert_eq!(got.to_vec(), want, "{line}");
+    let want_engine = c
+        .engine
+        .unwrap_or(cachecopy::Engine::rule(&cachecopy::cpu()).0);
+    assert_eq!(engine, want_engine.to_string(), "{line}");
     assert!(!err.contains("cachecopy: ignoring"), "{line}: {err}");
+    // A decided engine round-trips too (the calibration above may have left it undecided).
+    let e = cachecopy::Engine::supported()[cachecopy::Engine::supported().len() / 2];
+    let with_engine = format!(
+        "{value}{}temporal={},stream={},edges={}",
+        if value.is_empty() { "" } else { "," },
+        e.temporal,
+        e.stream,
+        e.edges
+    );
+    let (got, engine, err) = child_engine(&[("CACHECOPY_TUNE", &with_engine)]);
+    assert_eq!(got.to_vec(), want, "{with_engine}");
+    assert_eq!(engine, e.to_string(), "{with_engine}");
+    assert!(!err.contains("cachecopy: ignoring"), "{with_engine}: {err}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn engine_fields_in_the_line_and_who_wins() {
+    let builtin = getters();
+    let rule = cachecopy::Engine::rule(&cachecopy::cpu()).0;
+    let generic = |stream: cachecopy::Backend| {
+        cachecopy::Engine::new(cachecopy::Backend::Generic, stream, rule.edges).to_string()
+    };
+    let (got, engine, err) = child_engine(&[("CACHECOPY_TUNE", "nt=4M,body=generic")]);
+    assert_eq!(got, [4 * M, builtin[1], builtin[2], builtin[3]]);
+    assert_eq!(engine, generic(cachecopy::Backend::Generic));
+    assert_eq!(err, "");
+    // `CACHECOPY_ENGINE` (and `CACHECOPY_BACKEND`) win over the line's engine fields.
+    let (_, engine, _) = child_engine(&[
+        ("CACHECOPY_TUNE", "body=generic"),
+        ("CACHECOPY_ENGINE", &format!("stream={}", rule.stream)),
+    ]);
+    assert_eq!(engine, generic(rule.stream));
+    // A bad engine field: one warning, the other fields kept.
+    let (got, engine, err) =
+        child_engine(&[("CACHECOPY_TUNE", "nt=4M,stream=sse9,temporal=generic")]);
+    assert_eq!(got[0], 4 * M);
+    assert_eq!(engine, generic(rule.stream));
+    assert_eq!(
+        err.matches("cachecopy: ignoring CACHECOPY_TUNE field")
+            .count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -154,6 +154,54 @@ pub struct Row {
     pub vs_limit: Vec<Summary>,
 }
 
+/// 7c: one candidate of `cachecopy::calibrate()`'s engine check.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineTrial {
+    /// The candidate engine.
+    pub engine: String,
+    /// Its `Temporal` frames' time ÷ the rule's (below 1: faster).
+    pub temporal: f64,
+    /// Its batched `NonTemporal` frames' time ÷ the rule's.
+    pub stream: f64,
+    /// Rounds it was faster by the margin: `Temporal`, `NonTemporal`; of `rounds`.
+    pub wins: (u32, u32),
+    pub rounds: u32,
+}
+
+/// 7c: what `cachecopy::calibrate()` measured of the engine.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineCheck {
+    /// The CPU's rule.
+    pub rule: String,
+    /// The engine it decided, or `None` (the rule stays).
+    pub decided: Option<String>,
+    /// Why.
+    pub outcome: String,
+    pub trials: Vec<EngineTrial>,
+}
+
+impl EngineCheck {
+    fn of(c: &cachecopy::Calibration) -> EngineCheck {
+        let k = &c.engine_check;
+        EngineCheck {
+            rule: k.rule.to_string(),
+            decided: c.engine.map(|e| e.to_string()),
+            outcome: k.outcome.to_string(),
+            trials: k
+                .trials()
+                .iter()
+                .map(|t| EngineTrial {
+                    engine: t.engine.to_string(),
+                    temporal: t.temporal,
+                    stream: t.stream,
+                    wins: t.wins,
+                    rounds: t.rounds,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Section 7's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Frames {
@@ -171,6 +219,8 @@ pub struct Frames {
     pub rows: Vec<Row>,
     /// 7b: the larger ring, header shape, a row per engine.
     pub engines: Vec<Row>,
+    /// 7c: `cachecopy::calibrate()`'s engine check.
+    pub check: EngineCheck,
 }
 
 /// The two ring sizes: 4 x the L2 (at least 8 MiB) and 4 x the last-level cache (at least
@@ -205,8 +255,8 @@ fn engines() -> Vec<Engine> {
     v
 }
 
-/// Measures and prints section 7.
-pub fn section(s: &mut Session) -> Frames {
+/// Measures and prints section 7; `lib` is the run's `cachecopy::calibrate()` (7c).
+pub fn section(s: &mut Session, lib: &cachecopy::Calibration) -> Frames {
     s.start("7. frames");
     let tiny = s.plan.sample_bytes < (1 << 20);
     let rings = rings(s.machine, tiny);
@@ -253,6 +303,7 @@ pub fn section(s: &mut Session) -> Frames {
         engine: e.to_string(),
         rows,
         engines,
+        check: EngineCheck::of(lib),
     };
     s.print(&print(&frames));
     frames
@@ -388,6 +439,31 @@ fn print(f: &Frames) -> String {
             .collect();
         s.push_str(&text::grid(&header, &rows));
     }
+    let c = &f.check;
+    s.push_str(&format!(
+        "\n7c. calibrate()'s engine check: frames (header + payload at 42) on rings of half the \
+         L2, each candidate ÷ the rule's engine ({}), median of paired rounds, and the rounds it \
+         was 5 % faster\n",
+        c.rule
+    ));
+    let header = ["engine", "Temporal", "NT batched"].map(String::from);
+    let rows: Vec<Vec<String>> = c
+        .trials
+        .iter()
+        .map(|t| {
+            vec![
+                t.engine.clone(),
+                format!("{:.2}x ({}/{})", t.temporal, t.wins.0, t.rounds),
+                format!("{:.2}x ({}/{})", t.stream, t.wins.1, t.rounds),
+            ]
+        })
+        .collect();
+    s.push_str(&text::grid(&header, &rows));
+    s.push_str(&format!(
+        "   decided        {} ({})\n",
+        c.decided.as_deref().unwrap_or("nothing: the rule stays"),
+        c.outcome
+    ));
     s.push('\n');
     s
 }
@@ -469,9 +545,11 @@ mod tests {
             engine: e.to_string(),
             rows: vec![r],
             engines: vec![b],
+            check: EngineCheck::of(&cachecopy::calibrate()),
         });
         assert!(t.starts_with("7. Frames"), "{t}");
         assert!(t.contains("NT batched: ns ÷glibc ÷limit"), "{t}");
         assert!(t.contains("7b. Engines on frames"), "{t}");
+        assert!(t.contains("7c. calibrate()'s engine check"), "{t}");
     }
 }

@@ -74,7 +74,7 @@ fn report(o: &Options) -> Result<(), String> {
     let calibration = calibrate::section(&mut s, Kind::Copy, &lib);
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
-    let frames = frames::section(&mut s);
+    let frames = frames::section(&mut s, &lib);
     let iterations = s.plan.samples;
     s.finish();
 
@@ -104,8 +104,8 @@ fn report(o: &Options) -> Result<(), String> {
     }
     // Last, alone on its line: what a service's unit file needs (`Environment=` + this line).
     out(&format!(
-        "\nTo keep what cachecopy::calibrate() found (sections 5 and 5b; a tunable it left out \
-         keeps its built-in rule), set:\n{lib}\n"
+        "\nTo keep what cachecopy::calibrate() found (sections 5, 5b and 7c; a tunable it left \
+         out keeps its built-in rule), set:\n{lib}\n"
     ));
     Ok(())
 }
