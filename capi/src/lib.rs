@@ -29,8 +29,8 @@ use cachecopy::{Backend, Mode};
 
 /// The cache policy of one call.
 ///
-/// Functions take it as a plain integer at the ABI level (see [`ModeArg`]), so any value a C
-/// `cachecopy_mode` variable can hold is accepted and checked.
+/// The functions read it as a plain integer, so any value a C `cachecopy_mode` variable can
+/// hold is accepted and checked (outside the enum: -EINVAL, nothing written).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum cachecopy_mode {
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn cachecopy_fill(
 /// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
 ///
 /// # Safety
-/// As [`cachecopy_copy`], and the fence obligation above.
+/// As `cachecopy_copy`, and the fence obligation above.
 #[no_mangle]
 pub unsafe extern "C" fn cachecopy_copy_unfenced(
     dst: *mut c_void,
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn cachecopy_copy_unfenced(
 /// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
 ///
 /// # Safety
-/// As [`cachecopy_fill`], and the fence obligation of [`cachecopy_copy_unfenced`].
+/// As `cachecopy_fill`, and the fence obligation of `cachecopy_copy_unfenced`.
 #[no_mangle]
 pub unsafe extern "C" fn cachecopy_fill_unfenced(
     dst: *mut c_void,
@@ -325,7 +325,7 @@ pub unsafe extern "C" fn cachecopy_copy_to_iov(
 /// `len > 0`, or `len > PTRDIFF_MAX` (0 is also the sum of zero bytes: pass valid arguments).
 ///
 /// # Safety
-/// As [`cachecopy_copy`].
+/// As `cachecopy_copy`.
 #[no_mangle]
 pub unsafe extern "C" fn cachecopy_csum_and_copy(
     dst: *mut c_void,
