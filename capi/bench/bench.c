@@ -172,7 +172,7 @@ static void frames_section(int quick)
 {
     size_t ring_bytes = quick ? 4 * MIB : clamp(4 * llc_bytes(), 96 * MIB, 512 * MIB);
     size_t slots = ring_bytes / (BATCH * SLOT) * BATCH;
-    size_t per_sample = quick ? 4 * BATCH : 16 * 1024, rounds = quick ? 3 : 15;
+    size_t per_sample = quick ? 4 * BATCH : 2048, rounds = quick ? 3 : 41;
     unsigned char *rings[NFVAR];
     size_t next[NFVAR] = {0}, order[NFVAR], r, v;
     double *ns = calloc(NFVAR * rounds, sizeof *ns), *ratio = calloc(NFVAR * rounds, sizeof *ns);
@@ -204,10 +204,19 @@ static void frames_section(int quick)
            HDR, PAYLOAD, HDR, SLOT, ring_bytes >> 20, llc_bytes() >> 20, per_sample, rounds);
     printf("   %-36s %10s %12s %12s\n", "variant", "ns/frame", "/ TEMPORAL", "/ memcpy");
     for (v = 0; v < NFVAR; v++) {
-        double vm[64], *own = ns + v * rounds;
+        /* Copies: median() sorts in place, and the rows stay paired for the other variants. */
+        double vm[64], own[64];
         size_t k;
-        for (k = 0; k < rounds; k++)
+        for (k = 0; k < rounds; k++) {
+            own[k] = ns[v * rounds + k];
             vm[k] = own[k] / ns[F_MEMCPY * rounds + k];
+        }
+        if (getenv("BENCH_VERBOSE")) {
+            printf("   %-36s", "");
+            for (k = 0; k < rounds; k++)
+                printf(" %.0f", own[k]);
+            printf("\n");
+        }
         printf("   %-36s %10.1f %12.3f %12.3f\n", FNAMES[v], median(own, rounds),
                median(ratio + v * rounds, rounds), median(vm, rounds));
     }
@@ -259,7 +268,7 @@ static void copy_op(enum cop op, unsigned char *dst, const unsigned char *src, s
 static void copies_section(int quick)
 {
     const size_t sizes[] = {4096, MIB, 64 * MIB};
-    size_t largest = quick ? 4 * MIB : 64 * MIB, si, rounds = quick ? 3 : 7;
+    size_t largest = quick ? 4 * MIB : 64 * MIB, si, rounds = quick ? 3 : 15;
     struct arena a;
     unsigned char *src = buffer(largest, 0x5a);
     a.len = clamp(4 * llc_bytes(), 192 * MIB, 512 * MIB);
@@ -283,7 +292,7 @@ static void copies_section(int quick)
     for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         size_t n = quick && sizes[si] > largest ? largest : sizes[si];
         size_t runs = clamp((4 * MIB + n - 1) / n, 1, 1 << 16), r, k, o, order[NCOP];
-        double gbs[NCOP][16], rat[NCOP][16];
+        double gbs[NCOP][64], rat[NCOP][64];
         for (o = 0; o < NCOP; o++)
             copy_op((enum cop)o, cold(&a, n), src, n); /* warm-up: code, dispatch */
         for (r = 0; r < rounds; r++) {
