@@ -235,16 +235,24 @@ struct arena {
     unsigned char *buf;
     size_t len;
     uint64_t cursor;
+    size_t size, stride, mask; /* the layout of the last size asked for */
 };
 
-/* The next cold destination of `size` bytes: slot cursor x golden mod 2^k, 128-byte aligned. */
+/* The next cold destination of `size` bytes: slot cursor x golden mod 2^k, 128-byte aligned
+ * (cachecopy-arena's walk; the layout is kept, so a timed loop pays no division). */
 static unsigned char *cold(struct arena *a, size_t size)
 {
-    size_t stride = (size + 127) / 128 * 128, slots = a->len / stride, pow = 1;
-    while (pow * 2 <= slots)
-        pow *= 2;
+    if (a->size != size) {
+        size_t slots, pow = 1;
+        a->size = size;
+        a->stride = (size + 127) / 128 * 128;
+        slots = a->len / a->stride;
+        while (pow * 2 <= slots)
+            pow *= 2;
+        a->mask = pow - 1;
+    }
     a->cursor++;
-    return a->buf + (size_t)((a->cursor * 0x9e3779b97f4a7c15ull) & (pow - 1)) * stride;
+    return a->buf + (size_t)((a->cursor * 0x9e3779b97f4a7c15ull) & a->mask) * a->stride;
 }
 
 static void copy_op(enum cop op, unsigned char *dst, const unsigned char *src, size_t n)
@@ -269,7 +277,7 @@ static void copies_section(int quick)
 {
     const size_t sizes[] = {4096, MIB, 64 * MIB};
     size_t largest = quick ? 4 * MIB : 64 * MIB, si, rounds = quick ? 3 : 15;
-    struct arena a;
+    struct arena a = {0};
     unsigned char *src = buffer(largest, 0x5a);
     a.len = clamp(4 * llc_bytes(), 192 * MIB, 512 * MIB);
     if (quick)
@@ -277,7 +285,6 @@ static void copies_section(int quick)
     if (a.len < 2 * largest)
         a.len = 2 * largest;
     a.buf = buffer(a.len, 0x11);
-    a.cursor = 0;
     printf("2. Copies into a cold destination (a %zu MiB arena, scattered slots), GB/s, median "
            "of %zu interleaved rounds of ~4 MiB of traffic each; ratio to glibc memcpy paired "
            "per round\n",
