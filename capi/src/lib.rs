@@ -292,18 +292,24 @@ pub unsafe extern "C" fn cachecopy_copy_to_iov(
     if !buffer_ok(src, len) {
         return 0;
     }
-    // SAFETY: the caller's contract for `iov` and `iovcnt`.
-    let Some(raw) = (unsafe { iov_checked(iov, iovcnt) }) else {
+    // SAFETY: the caller's contract for `iov` and `iovcnt`. The shared view ends here: the
+    // segments below are made from `iov` itself, not from this borrow.
+    if unsafe { iov_checked(iov, iovcnt) }.is_none() {
         return 0;
-    };
-    // SAFETY: `IoVecMut` has `struct iovec`'s layout and each descriptor names a writable,
-    // non-overlapping segment (caller's contract; non-null bases and the total checked by
-    // `iov_checked`). The exclusive borrow of the descriptor array is a type-level claim only:
-    // `Dest::iovec` keeps a `*const` to the descriptors and never writes them, and no one else
-    // writes them during the call (caller's contract), so a `const struct iovec *` (even one
-    // in read-only memory) is never written through.
-    let segs: &mut [IoVecMut<'_>] = unsafe {
-        core::slice::from_raw_parts_mut(raw.as_ptr().cast_mut().cast::<IoVecMut<'_>>(), raw.len())
+    }
+    let segs: &mut [IoVecMut<'_>] = if iovcnt == 0 {
+        &mut []
+    } else {
+        // SAFETY: `iov` is non-null and readable for `iovcnt` descriptors (checked, and the
+        // caller's contract); `IoVecMut` has `struct iovec`'s layout; each descriptor names a
+        // writable segment, none overlapping another or `src`, with a non-null base when its
+        // length is non-zero and a total within `isize` (checked). The exclusive borrow of the
+        // descriptor array is a type-level claim only: `Dest::iovec` keeps a `*const` to the
+        // descriptors and never writes them, and nobody writes them during the call (caller's
+        // contract; two threads sharing one array would also share its segments, a data race
+        // the contract excludes), so a `const struct iovec *` is never written through. The
+        // pointer comes from C, not from a Rust shared reference.
+        unsafe { core::slice::from_raw_parts_mut(iov.cast_mut().cast::<IoVecMut<'_>>(), iovcnt) }
     };
     let src: &[u8] = if len == 0 {
         &[]

@@ -216,5 +216,5 @@ int main(void)
            "arena %zu MiB used\n",
            atomic_load(&routed), atomic_load(&fills), atomic_load(&copies),
            atomic_load(&reentries), cachecopy_backend(), atomic_load(&arena_top) >> 20);
-    return check_summary("cachecopy C allocator");
+    return check_summary("capi_alloc");
 }

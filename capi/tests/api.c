@@ -339,5 +339,5 @@ int main(void)
     checksums();
     iovecs();
     copies_and_fills();
-    return check_summary("cachecopy C API");
+    return check_summary("capi_api");
 }

@@ -31,7 +31,8 @@ static unsigned long checks_passed, checks_failed;
         }                                                                                 \
     } while (0)
 
-/* Prints the closing line and returns the exit status. */
+/* Prints the closing line, "NAME: N passed, N failed" (NAME one word, as CI reads it), and
+ * returns the exit status: non-zero on a failure or when nothing was checked. */
 static inline int check_summary(const char *name)
 {
     printf("%s: %lu passed, %lu failed\n", name, checks_passed, checks_failed);
