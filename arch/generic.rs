@@ -87,6 +87,10 @@ unsafe impl Vector for u64 {
             }
         }
     }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        word(0)
+    }
 }
 
 // SAFETY: the accumulator is one end-around-carry 64-bit sum, which never wraps and stays

@@ -2,7 +2,12 @@
 //!
 //! - fused `csum_and_copy` (Temporal) vs `copy` then `csum_partial`, hot buffers (target ≤ 0.7x);
 //! - fused NonTemporal vs a plain NonTemporal copy, cold destination (target within 15 %);
-//! - `Frame::push` of a 4-byte header into reserved headroom vs the copy without room.
+//! - `Frame::push` of a 4-byte header into reserved headroom vs the copy without room;
+//! - transmit frames as a stack builds them (a 42-byte header, the 1472-byte payload at offset
+//!   42; and an aligned payload alone), 64 per batch into a page-aligned ring of 1536-byte slots
+//!   larger than the L2, each variant on its own ring: `Temporal`, batched copies of header and
+//!   payload, a batched gather of `[header, payload]`, beside glibc `memcpy` of the same bytes
+//!   and the limit (the frame's whole lines streamed from an image), with both ratios.
 //!
 //! Criterion reports each function; then every pair is timed again side by side, interleaved
 //! round by round on the same buffers, and the medians and ratios are printed.
@@ -15,8 +20,11 @@ mod util;
 use std::hint::black_box;
 use std::time::Instant;
 
+use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{csum_and_copy, csum_partial, Frame};
 use cachecopy::{copy, Backend, Mode};
+use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
+use cachecopy_arena::Buf;
 use criterion::{Criterion, Throughput};
 use util::Dest;
 
@@ -234,9 +242,151 @@ fn ratios() {
     );
 }
 
+/// The frame builders: glibc, the limit, then cachecopy's.
+const BUILDS: [&str; 5] = [
+    "glibc memcpy",
+    "limit",
+    "Temporal",
+    "NT batched",
+    "NT gather",
+];
+
+/// Builds a frame of `shape` in every slot of `ring` (whole batches) the way `BUILDS[v]` says.
+fn build(v: usize, shape: Shape, ring: &mut [u8], hdr: &[u8], payload: &[u8], image: &[u8]) {
+    let (h, len) = (shape.header(), shape.bytes());
+    let hdr = &hdr[..h];
+    for group in ring.chunks_mut(BATCH * SLOT) {
+        match v {
+            0 => {
+                for slot in group.chunks_exact_mut(SLOT) {
+                    frame::memcpy(&mut slot[..h], hdr);
+                    frame::memcpy(&mut slot[h..len], payload);
+                }
+            }
+            1 => {
+                for slot in group.chunks_exact_mut(SLOT) {
+                    frame::stream_lines(&mut slot[..image.len()], image);
+                }
+                frame::fence();
+            }
+            2 => {
+                for slot in group.chunks_exact_mut(SLOT) {
+                    copy(&mut slot[..h], hdr, Mode::Temporal);
+                    copy(&mut slot[h..len], payload, Mode::Temporal);
+                }
+            }
+            3 => cachecopy::batch(Mode::NonTemporal, |b| {
+                for slot in group.chunks_exact_mut(SLOT) {
+                    let (a, rest) = slot[..len].split_at_mut(h);
+                    b.copy(a, hdr);
+                    b.copy(rest, payload);
+                }
+            }),
+            _ => {
+                let segs = [IoVec::new(hdr), IoVec::new(payload)];
+                let segs = if h == 0 { &segs[1..] } else { &segs[..] };
+                cachecopy::batch(Mode::NonTemporal, |b| {
+                    for slot in group.chunks_exact_mut(SLOT) {
+                        b.copy_from_iter(&mut slot[..len], &mut Source::iovec(segs));
+                    }
+                });
+            }
+        }
+    }
+    black_box(ring);
+}
+
+/// A ring of `frames` slots per builder, each written once in its own way.
+fn rings(frames: usize) -> Vec<Buf> {
+    (0..BUILDS.len())
+        .map(|_| Buf::new(frames * SLOT, 0))
+        .collect()
+}
+
+fn frame_pieces() -> (Vec<u8>, Vec<u8>) {
+    let hdr: Vec<u8> = (0..HEADER).map(|i| (i * 3 + 1) as u8).collect();
+    let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 7 + 5) as u8).collect();
+    (hdr, payload)
+}
+
+/// Frames per ring: 4 x the L2 (at least 8 MiB; 2 MiB with `CACHECOPY_BENCH_QUICK`), whole
+/// batches.
+fn ring_frames() -> usize {
+    let l2 = cachecopy::cpu().caches.l2.unwrap_or(1 << 20);
+    let bytes = if std::env::var_os("CACHECOPY_BENCH_QUICK").is_some() {
+        2 << 20
+    } else {
+        (4 * l2).max(8 << 20)
+    };
+    (bytes / SLOT).div_ceil(BATCH) * BATCH
+}
+
+fn frame_benches(c: &mut Criterion) {
+    let (hdr, payload) = frame_pieces();
+    let frames = ring_frames();
+    for shape in Shape::ALL {
+        let image = shape.image(&hdr, &payload);
+        let mut rings = rings(frames);
+        let mut g = c.benchmark_group(format!("net/frames/{}", shape.name()));
+        g.throughput(Throughput::Elements(frames as u64));
+        for (v, ring) in rings.iter_mut().enumerate() {
+            g.bench_function(BUILDS[v], |b| {
+                b.iter(|| build(v, shape, ring.as_mut_slice(), &hdr, &payload, &image))
+            });
+        }
+        g.finish();
+    }
+}
+
+/// The frames side by side: every builder on its own ring, interleaved rounds in a rotating
+/// order, medians of ns per frame, and each ÷ glibc and ÷ the limit paired per round.
+fn frame_ratios() {
+    let (hdr, payload) = frame_pieces();
+    let frames = ring_frames();
+    println!(
+        "\n== net: frames into a {} MiB ring of {SLOT} B slots, {BATCH} per batch, each builder on its own ring (engine {}) ==",
+        (frames * SLOT) >> 20,
+        cachecopy::engine()
+    );
+    for shape in Shape::ALL {
+        let image = shape.image(&hdr, &payload);
+        let mut rings = rings(frames);
+        for (v, ring) in rings.iter_mut().enumerate() {
+            build(v, shape, ring.as_mut_slice(), &hdr, &payload, &image);
+        }
+        let mut ns = vec![Vec::new(); BUILDS.len()];
+        for round in 0..15 {
+            let mut order: Vec<usize> = (0..BUILDS.len()).collect();
+            order.rotate_left(round % BUILDS.len());
+            for v in order {
+                let t = Instant::now();
+                build(v, shape, rings[v].as_mut_slice(), &hdr, &payload, &image);
+                ns[v].push(t.elapsed().as_nanos() as f64 / frames as f64);
+            }
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!("{}:", shape.name());
+        for (v, t) in ns.iter().enumerate() {
+            let vs = |base: &Vec<f64>| median(t.iter().zip(base).map(|(a, b)| a / b).collect());
+            println!(
+                "  {:<14} {:>8.1} ns/frame  {:>6.3}x glibc  {:>6.3}x limit",
+                BUILDS[v],
+                median(t.clone()),
+                vs(&ns[0]),
+                vs(&ns[1])
+            );
+        }
+    }
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     criterion_benches(&mut c);
+    frame_benches(&mut c);
     c.final_summary();
     ratios();
+    frame_ratios();
 }

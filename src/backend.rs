@@ -6,80 +6,18 @@
 //! nothing of tables, `kernel` is generic and knows nothing of backends, and dispatch picks a
 //! table from [`BACKENDS`] without knowing how it was made.
 
-use core::fmt;
-
 use crate::cpu::Features;
 use crate::cpu::FlushOp;
+pub use crate::engine::Backend;
+use crate::engine::{Edges, Engine};
 use crate::kernel::gather::Gather;
 
-/// A copy backend: the register set the one algorithm is instantiated for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Backend {
-    /// Portable 64-bit words in general-purpose registers (x86_64 streams them with `movnti`;
-    /// aarch64 moves them in `ldp`/`stp x` pairs and streams with `stnp x, x`). The only backend
-    /// on soft-float targets and under `--cfg cachecopy_integer_only`.
-    Generic,
-    /// x86_64 SSE2, 16-byte registers.
-    Sse2,
-    /// x86_64 AVX2, 32-byte registers.
-    Avx2,
-    /// x86_64 AVX-512 F+BW, 64-byte registers and masked tails.
-    Avx512,
-    /// aarch64 Advanced SIMD.
-    Neon,
-}
-
-impl Backend {
-    /// Every backend any target knows, in declaration order.
-    pub(crate) const ALL: [Backend; 5] = [
-        Backend::Generic,
-        Backend::Sse2,
-        Backend::Avx2,
-        Backend::Avx512,
-        Backend::Neon,
-    ];
-
-    /// Lower-case name, as accepted by `CACHECOPY_BACKEND`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Generic => "generic",
-            Backend::Sse2 => "sse2",
-            Backend::Avx2 => "avx2",
-            Backend::Avx512 => "avx512",
-            Backend::Neon => "neon",
-        }
-    }
-
-    /// The backend with this [`name`](Backend::name) (ignoring ASCII case), if any target knows
-    /// it.
-    pub fn from_name(name: &str) -> Option<Backend> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name().eq_ignore_ascii_case(name))
-    }
-
-    /// Whether a CPU with `features` runs this backend's entry points.
-    pub(crate) fn runs_on(self, features: &Features) -> bool {
-        match self {
-            Backend::Generic => true,
-            Backend::Sse2 => features.sse2,
-            Backend::Avx2 => features.avx2,
-            Backend::Avx512 => features.avx512f && features.avx512bw,
-            Backend::Neon => features.neon,
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One backend's entry points, one per store kind, for copy, fill and checksum-and-copy.
+/// One engine's entry points, one per store kind, for copy, fill and checksum-and-copy: a
+/// register set's own table ([`VARIANTS`]), or one composed of two of them ([`composed`]).
+#[derive(Clone, Copy)]
 pub(crate) struct Kernels {
-    pub(crate) backend: Backend,
+    /// What runs each job.
+    pub(crate) engine: Engine,
     pub(crate) copy_temporal: unsafe fn(*mut u8, *const u8, usize),
     pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
@@ -96,6 +34,7 @@ pub(crate) struct Kernels {
 }
 
 /// Entry points of one backend for the cursors. None of them fences.
+#[derive(Clone, Copy)]
 pub(crate) struct IterKernels {
     /// Streams the whole lines of a piece, ordinary stores for its partial end lines (all of it
     /// below two lines).
@@ -133,9 +72,9 @@ macro_rules! entry {
 }
 
 /// Instantiates the algorithms for one register type and names the table:
-/// `kernels!(static AVX2 = Backend::Avx2, arch::Avx2, "avx2");`.
+/// `kernels!(AVX2 = Engine::uniform(Backend::Avx2), arch::Avx2, "avx2");`.
 macro_rules! kernels {
-    ($name:ident = $backend:expr, $v:ty $(, $feature:literal)?) => {
+    ($name:ident = $engine:expr, $v:ty $(, $feature:literal)?) => {
         static $name: Kernels = {
             use crate::kernel::gather::{gather_append, gather_finish, stream_piece};
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
@@ -179,7 +118,7 @@ macro_rules! kernels {
                 fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
                 sum::flush_unfenced::<$v>(d, s, n, op));
             Kernels {
-                backend: $backend,
+                engine: $engine,
                 copy_temporal: copy_t,
                 copy_nontemporal: copy_nt,
                 copy_flush: copy_fc,
@@ -207,7 +146,7 @@ macro_rules! kernels {
 
 use crate::arch;
 
-kernels!(GENERIC = Backend::Generic, arch::Word);
+kernels!(GENERIC = Engine::uniform(Backend::Generic), arch::Word);
 
 // The vector backends exist only where the target has vector registers (not soft-float targets:
 // `x86_64-unknown-none`, `x86_64-unknown-uefi`, `aarch64-unknown-none-softfloat`) and the user
@@ -216,21 +155,33 @@ kernels!(GENERIC = Backend::Generic, arch::Word);
 // registers under the same conditions.
 cfg_if::cfg_if! {
     if #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(cachecopy_integer_only)))] {
-        kernels!(SSE2 = Backend::Sse2, arch::Sse2, "sse2");
-        kernels!(AVX2 = Backend::Avx2, arch::Avx2, "avx2");
-        kernels!(AVX512 = Backend::Avx512, arch::Avx512, "avx512f,avx512bw");
+        kernels!(SSE2 = Engine::uniform(Backend::Sse2), arch::Sse2, "sse2");
+        kernels!(AVX2 = Engine::uniform(Backend::Avx2), arch::Avx2, "avx2");
+        kernels!(AVX512 = Engine::uniform(Backend::Avx512), arch::Avx512, "avx512f,avx512bw");
+        kernels!(
+            AVX512_OVERLAP = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap),
+            crate::vector::Overlap<arch::Avx512>,
+            "avx512f,avx512bw"
+        );
         /// Every backend compiled for x86_64, best last. A CPU runs a prefix of this list
         /// (AVX-512 CPUs all have AVX2, and an OS that saves ZMM state saves YMM state).
         pub(crate) static BACKENDS: [&Kernels; 4] = [&GENERIC, &SSE2, &AVX2, &AVX512];
+        /// The tables of [`BACKENDS`] with overlapping edges ([`Edges::Overlap`]): the same,
+        /// except AVX-512's, which is instantiated again without masked moves.
+        static OVERLAP: [&Kernels; 4] = [&GENERIC, &SSE2, &AVX2, &AVX512_OVERLAP];
     } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(cachecopy_integer_only)))] {
-        kernels!(NEON = Backend::Neon, arch::Neon);
+        kernels!(NEON = Engine::uniform(Backend::Neon), arch::Neon);
         /// Every backend compiled for aarch64, best last. Advanced SIMD is mandatory in every
         /// arm64 Linux/macOS/Windows ABI, so a CPU running this build runs both.
         pub(crate) static BACKENDS: [&Kernels; 2] = [&GENERIC, &NEON];
+        /// No register set here has masked moves: the same tables.
+        static OVERLAP: [&Kernels; 2] = BACKENDS;
     } else {
         /// Targets without a SIMD leaf, soft-float targets and `cachecopy_integer_only` builds:
         /// the word backend only.
         pub(crate) static BACKENDS: [&Kernels; 1] = [&GENERIC];
+        /// The word backend has no masked moves: the same table.
+        static OVERLAP: [&Kernels; 1] = BACKENDS;
     }
 }
 
@@ -238,7 +189,7 @@ cfg_if::cfg_if! {
 pub(crate) fn runnable(features: &Features) -> usize {
     BACKENDS
         .iter()
-        .take_while(|k| k.backend.runs_on(features))
+        .take_while(|k| k.engine.stream.runs_on(features))
         .count()
         .max(1)
 }
@@ -248,7 +199,7 @@ pub(crate) static NAMES: [Backend; BACKENDS.len()] = {
     let mut names = [Backend::Generic; BACKENDS.len()];
     let mut i = 0;
     while i < names.len() {
-        names[i] = BACKENDS[i].backend;
+        names[i] = BACKENDS[i].engine.stream;
         i += 1;
     }
     names
@@ -265,3 +216,76 @@ pub(crate) static POSITION: [u8; Backend::ALL.len()] = {
     }
     pos
 };
+
+/// The table for `engine`, if this target compiles its backends: the temporal job's entry points
+/// from `engine.temporal`'s table, the streaming job's from `engine.stream`'s, each with
+/// `engine.edges` (see [`crate::engine`]). Whether the CPU runs it is the caller's check.
+pub(crate) fn composed(engine: Engine) -> Option<&'static Kernels> {
+    let t = POSITION[engine.temporal as usize] as usize;
+    let s = POSITION[engine.stream as usize] as usize;
+    let e = engine.edges as usize;
+    COMPOSED.get(e)?.get(t)?.get(s)
+}
+
+/// Every engine this target compiles, by `[edges][temporal][stream]` (positions in
+/// [`BACKENDS`]): pointers into the register sets' own tables, no code of their own.
+static COMPOSED: [[[Kernels; BACKENDS.len()]; BACKENDS.len()]; 2] = {
+    let mut out = [[[GENERIC; BACKENDS.len()]; BACKENDS.len()]; 2];
+    let mut e = 0;
+    while e < 2 {
+        let tables = if e == Edges::Masked as usize {
+            &BACKENDS
+        } else {
+            &OVERLAP
+        };
+        let edges = if e == Edges::Masked as usize {
+            Edges::Masked
+        } else {
+            Edges::Overlap
+        };
+        let mut t = 0;
+        while t < BACKENDS.len() {
+            let mut s = 0;
+            while s < BACKENDS.len() {
+                out[e][t][s] = compose(tables[t], tables[s], edges);
+                s += 1;
+            }
+            t += 1;
+        }
+        e += 1;
+    }
+    out
+};
+
+/// The temporal job of `t` and the streaming job of `s`.
+const fn compose(t: &Kernels, s: &Kernels, edges: Edges) -> Kernels {
+    Kernels {
+        engine: Engine::new(t.engine.temporal, s.engine.stream, edges),
+        copy_temporal: t.copy_temporal,
+        fill_temporal: t.fill_temporal,
+        csum: t.csum,
+        csum_copy_temporal: t.csum_copy_temporal,
+        copy_nontemporal: s.copy_nontemporal,
+        copy_flush: s.copy_flush,
+        fill_nontemporal: s.fill_nontemporal,
+        fill_flush: s.fill_flush,
+        csum_copy_nontemporal: s.csum_copy_nontemporal,
+        csum_copy_flush: s.csum_copy_flush,
+        iter: s.iter,
+    }
+}
+
+/// Every register set's own table this CPU runs, with each edge store it has (AVX-512 twice):
+/// what the unit tests iterate, so every instantiation of the algorithm is exercised.
+#[cfg(test)]
+pub(crate) fn variants(features: &Features) -> impl Iterator<Item = &'static Kernels> {
+    let n = runnable(features);
+    BACKENDS[..n]
+        .iter()
+        .chain(
+            OVERLAP[..n]
+                .iter()
+                .filter(|k| !BACKENDS.iter().any(|b| core::ptr::eq(*b, **k))),
+        )
+        .copied()
+}

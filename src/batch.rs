@@ -13,9 +13,11 @@ use core::cell::Cell;
 use core::marker::PhantomData;
 
 use crate::backend::Kernels;
+use crate::engine::Engine;
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
 use crate::thresholds::{fill_nt_threshold, nt_threshold};
+use crate::Unsupported;
 use crate::{dispatch, kernel, len_mismatch, net};
 
 /// The handle of one batch: every operation stores without a fence; [`batch`] fences once at
@@ -106,6 +108,25 @@ where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
     batch_on(dispatch::active(), mode, f)
+}
+
+/// [`batch`] with exactly `engine` (to compare engines: see [`Engine::supported`]).
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; `f` is not called then.
+///
+/// ```
+/// use cachecopy::{batch_with, engine, Mode};
+/// let mut dst = [0u8; 4096];
+/// batch_with(engine(), Mode::NonTemporal, |b| b.copy(&mut dst, &[7u8; 4096])).unwrap();
+/// assert!(dst.iter().all(|&x| x == 7));
+/// ```
+#[inline]
+pub fn batch_with<'env, F, R>(engine: Engine, mode: Mode, f: F) -> Result<R, Unsupported>
+where
+    F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
+{
+    Ok(batch_on(engine.kernels()?, mode, f))
 }
 
 /// [`batch`] on the kernels `k` (which must run on this CPU: dispatch's or a checked backend's).

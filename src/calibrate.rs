@@ -1,78 +1,231 @@
-//! Self-calibration of the `Auto` thresholds: measures, on the machine at hand, the size from
-//! which streaming into a destination that is already cached stops losing to ordinary stores,
-//! for copies and for fills, within about 100 ms.
+//! Self-calibration of every tunable the built-in rules set, measured on the machine at hand in
+//! at most [`Calibration::BUDGET`] of wall time:
 //!
-//! Why measure: no cache-size formula fits every CPU (the crossover is the L2 size on Intel
-//! server parts and a quarter of the L3 on AMD), and a VM's cache report is a hint. Why the hot
-//! destination (the same buffer, copied into again and again): into a cold destination
-//! streaming wins from a few KiB on every machine measured, so the hot crossover is the one
-//! that can make `Auto` lose. The method is the report's section 5, in a smaller budget.
+//! - `nt` and `fill_nt`: the size from which streaming into a destination that is already
+//!   cached stops losing to ordinary stores, for copies and for fills;
+//! - `rep_movsb` and `fill_rep` (x86_64 with ERMS): the size from which `Temporal` copies and
+//!   fills are no slower with the string instruction than with the vector loop.
+//!
+//! Why measure: no cache-size formula fits every CPU (the NT crossover is the L2 size on Intel
+//! server parts and a quarter or a half of the L3 on AMD, by generation: `src/tune.rs`), and a
+//! VM's cache report is a hint. Why the hot destination (the same buffer, copied into again and
+//! again): into a cold destination streaming wins from a few KiB on every machine measured, so
+//! the hot crossover is the one that can make `Auto` lose. The method is the report's section 5,
+//! and the report prints this measurement's own ratios beside its sweep.
+//!
+//! How it spends its budget. The NT sizes run from the L2 size to twice the last-level cache as
+//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (on a VM that reports the
+//! host's 260-300 MiB L3, the cap: 2-32 MiB). Sizes are measured upwards, one round each, until
+//! two hold; then rounds go only where the answer is still open: the lowest size of the tail
+//! where streaming does not lose, the size above it (the second size that backs it) and the
+//! size below it (which must lose or tie), until a sign test over its rounds settles each (see
+//! `side`). Sizes above those are never measured. A round preempted during a timed run is
+//! discarded. A tunable whose sizes are not settled within the budget keeps its built-in rule,
+//! and its [`Sweep::outcome`] says why. Measured decision rates: docs/performance.md
+//! ("Calibration").
 //!
 //! The measurement neither allocates nor locks (its buffers come from `mmap`), so
 //! `CACHECOPY_NT_THRESHOLD=calibrate`, which runs it inside the first call, is safe in an
-//! allocator.
+//! allocator. To time the vector loop against the string instruction it sets the process-wide
+//! `rep movsb` / `rep stosb` thresholds for the length of that sweep (every value is a valid
+//! threshold, so a concurrent copy stays correct, only its speed changes) and restores them; if
+//! another thread sets one meanwhile, that thread's value is kept and the sweep is abandoned.
 
-use core::sync::atomic::Ordering;
+use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
 use std::time::Instant;
 
 use crate::backend::Kernels;
-use crate::tune;
+use crate::tune::{self, FIELDS};
 
-/// Sizes tried, smallest first: 256 KiB to 16 MiB by factors of 2 (the crossovers measured so
-/// far lie between 2 and 8 MiB: docs/machines/).
-const SIZES: [usize; 7] = [
+/// The most sizes one [`Sweep`] measures.
+pub(crate) const MAX_POINTS: usize = 8;
+/// The largest NT size measured, which is also the size of each of the two buffers mapped
+/// (64 MiB of address space in all, touched once and unmapped before `calibrate()` returns).
+pub(crate) const MEMORY_BUDGET: usize = 32 << 20;
+/// The wall-time budget, mapping and touching the buffers included. A round whose cost
+/// (projected from the last round at that size) would end past it is not started.
+pub(crate) const BUDGET: Duration = Duration::from_millis(130);
+/// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).
+const REP_BUDGET: Duration = Duration::from_millis(10);
+/// The most rounds at one size; a size still unsettled after this many is a tie.
+const MAX_ROUNDS: u32 = 9;
+/// Sizes of the string-instruction sweeps (glibc's `rep movsb` thresholds lie at 2-8 KiB).
+const REP_SIZES: [usize; MAX_POINTS] = [
+    1 << 10,
+    2 << 10,
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
     256 << 10,
-    512 << 10,
-    1 << 20,
-    2 << 20,
-    4 << 20,
-    8 << 20,
-    16 << 20,
 ];
-/// Rounds per size.
-const ROUNDS: usize = 5;
-/// The wall-time budget: a size whose measurement would end past it (projected from the
-/// previous size, which took about half as long) is left undecided.
-const BUDGET: Duration = Duration::from_millis(95);
-/// A size counts as "streaming no slower" when the median NT ÷ T time is at most this.
-const NO_SLOWER: f64 = 1.0;
-/// A size whose per-round ratios disagree by more than this (second largest ÷ second smallest:
-/// one preempted round either way is forgiven) is too noisy to count.
-const NOISY: f64 = 1.5;
+/// Bytes of traffic per timed sample of the string-instruction sweeps (a small copy is timed
+/// as a run of copies into successive slots).
+const REP_SAMPLE: usize = 128 << 10;
+/// A size whose median is within this of parity after five rounds is a tie (no more rounds).
+const TIE: f64 = 0.03;
 
-/// What [`calibrate`](crate::calibrate) found. See [`Calibration::apply`].
+/// One size a sweep measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// Bytes per operation.
+    pub size: usize,
+    /// Median over the rounds of (baseline time ÷ candidate time): above 1 the candidate
+    /// (streaming stores; the string instruction) is faster. The report's "NonTemporal /
+    /// Temporal" figure, same orientation. `NaN` when not measured.
+    pub ratio: f64,
+    /// Rounds measured.
+    pub rounds: u32,
+    /// Rounds in which the candidate was faster.
+    pub wins: u32,
+}
+
+/// Why a [`Sweep`] decided or kept the built-in rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Decided: [`Sweep::decided`] holds the value.
+    Decided,
+    /// The candidate did not win at the largest size measured: for the NT thresholds the
+    /// built-in rule stays (the crossover lies past the sizes tried, or nowhere); for the
+    /// string instructions this decides `never`.
+    NeverWins,
+    /// The wall-time budget ran out before the sizes around the crossover were settled.
+    OutOfTime,
+    /// The rounds at a size around the crossover kept disagreeing, or only the largest size
+    /// won (no second size backs it).
+    Noisy,
+    /// Not measured: no such instruction here (x86_64 with ERMS only), the buffers could not be
+    /// mapped, or another thread set this threshold during the sweep.
+    NotMeasured,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Outcome::Decided => "decided",
+            Outcome::NeverWins => "never wins in the sizes tried",
+            Outcome::OutOfTime => "out of time",
+            Outcome::Noisy => "too noisy to settle",
+            Outcome::NotMeasured => "not measured",
+        })
+    }
+}
+
+/// One tunable's measurement: the sizes tried, with their ratios, and what they decided.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sweep {
+    points: [Point; MAX_POINTS],
+    len: usize,
+    /// The value measured, `usize::MAX` for never; `None` when the built-in rule stays.
+    pub decided: Option<usize>,
+    /// Why.
+    pub outcome: Outcome,
+}
+
+impl Sweep {
+    fn new(sizes: &[usize]) -> Sweep {
+        let mut points = [Point {
+            size: 0,
+            ratio: f64::NAN,
+            rounds: 0,
+            wins: 0,
+        }; MAX_POINTS];
+        let len = sizes.len().min(MAX_POINTS);
+        for (p, &s) in points.iter_mut().zip(&sizes[..len]) {
+            p.size = s;
+        }
+        Sweep {
+            points,
+            len,
+            decided: None,
+            outcome: Outcome::NotMeasured,
+        }
+    }
+
+    /// The sizes tried, smallest first.
+    pub fn points(&self) -> &[Point] {
+        &self.points[..self.len]
+    }
+}
+
+/// What [`calibrate`](crate::calibrate) found. See [`Calibration::apply`]; its `Display` is the
+/// `CACHECOPY_TUNE=...` line that keeps it (decided fields only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
-    /// The copy threshold measured, or `None` when timing was too noisy to decide (or
-    /// streaming never stopped losing within the sizes tried): then the built-in rule stays.
+    /// The `Auto` copy threshold measured, or `None`: the built-in rule stays (`copy_sweep`
+    /// says why).
     pub copy: Option<usize>,
     /// The same for fills (zeroing).
     pub fill: Option<usize>,
+    /// The `rep movsb` threshold of `Temporal` copies (`usize::MAX`: never), or `None`: the
+    /// built-in rule stays.
+    pub rep_movsb: Option<usize>,
+    /// The `rep stosb` threshold of `Temporal` fills, likewise.
+    pub fill_rep: Option<usize>,
     /// Wall time the measurement took.
     pub elapsed: Duration,
-    /// Median time of a streaming ÷ an ordinary copy into a cached destination, per size
-    /// tried (`(size, ratio)`, below 1: streaming wins; `NaN` where not measured).
-    pub copy_ratios: [(usize, f64); SIZES.len()],
+    /// Streaming ÷ ordinary copies into a cached destination, per size.
+    pub copy_sweep: Sweep,
     /// The same for fills.
-    pub fill_ratios: [(usize, f64); SIZES.len()],
+    pub fill_sweep: Sweep,
+    /// `rep movsb` ÷ the vector loop, `Temporal` copies.
+    pub rep_movsb_sweep: Sweep,
+    /// `rep stosb` ÷ the vector loop, `Temporal` fills.
+    pub fill_rep_sweep: Sweep,
 }
 
 impl Calibration {
+    /// The wall-time budget of one calibration, mapping the buffers included: a round whose
+    /// cost (the cheapest earlier round at that size) would end past it is not started.
+    pub const BUDGET: Duration = BUDGET;
+    /// The largest NT size measured, and the size of each of the two buffers mapped.
+    pub const MEMORY_BUDGET: usize = MEMORY_BUDGET;
+    /// The most sizes one [`Sweep`] holds.
+    pub const MAX_POINTS: usize = MAX_POINTS;
+
+    /// The decided values, one per row of `tune::FIELDS`, in its order.
+    pub(crate) fn values(&self) -> [Option<usize>; FIELDS.len()] {
+        [self.copy, self.fill, self.rep_movsb, self.fill_rep]
+    }
+
     /// Installs every threshold this calibration decided (for the whole process, as
-    /// [`set_nt_threshold`](crate::set_nt_threshold) and
-    /// [`set_fill_nt_threshold`](crate::set_fill_nt_threshold)); leaves the others as they
-    /// are. Safe to call while other threads copy: every value is a valid threshold.
+    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do); leaves the
+    /// others as they are. Safe to call while other threads copy: every value is a valid
+    /// threshold.
     pub fn apply(&self) {
         // A `Calibration` exists only after detection ran (it measured the active backend), so
         // these stores are never overwritten by detection's defaults.
-        if let Some(t) = self.copy {
-            tune::COPY_NT.store(t, Ordering::Relaxed);
+        for (field, v) in FIELDS.iter().zip(self.values()) {
+            if let Some(v) = v {
+                field.cell.store(tune::stored(v), Ordering::Relaxed);
+            }
         }
-        if let Some(t) = self.fill {
-            tune::FILL_NT.store(t, Ordering::Relaxed);
+    }
+}
+
+/// `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K`: the decided fields, in
+/// the order of the line's grammar (see [`calibrate`](crate::calibrate)); a field left out
+/// keeps its built-in rule when the line is read back, as it did here. Writes into any
+/// `fmt::Write` without allocating.
+impl fmt::Display for Calibration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CACHECOPY_TUNE=")?;
+        let mut first = true;
+        for (field, v) in FIELDS.iter().zip(self.values()) {
+            let Some(v) = v else { continue };
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            write!(f, "{}=", field.name)?;
+            (field.show)(v, f)?;
         }
+        Ok(())
     }
 }
 
@@ -106,150 +259,664 @@ impl Drop for Map {
     }
 }
 
+/// The NT sizes for these caches: from the L2 size (256 KiB without figures) to twice the
+/// last-level cache, by factors of 2, at least three sizes, capped at [`Calibration::MEMORY_BUDGET`].
+fn nt_sizes(l2: Option<usize>, llc: Option<usize>, out: &mut [usize; MAX_POINTS]) -> usize {
+    let lo = l2
+        .unwrap_or(256 << 10)
+        .clamp(64 << 10, MEMORY_BUDGET / 4)
+        .next_power_of_two()
+        .min(MEMORY_BUDGET / 4);
+    let hi = llc
+        .map_or(MEMORY_BUDGET, |l| l.saturating_mul(2))
+        .clamp(4 * lo, MEMORY_BUDGET);
+    let mut n = 0;
+    let mut s = lo;
+    while s <= hi && n < MAX_POINTS {
+        out[n] = s;
+        n += 1;
+        s *= 2;
+    }
+    n
+}
+
 /// Runs the calibration on the kernels `k` (which run on this CPU).
 pub(crate) fn run(k: &Kernels) -> Calibration {
     let t0 = Instant::now();
-    let largest = SIZES[SIZES.len() - 1];
-    let mut copy_ratios = [(0, f64::NAN); SIZES.len()];
-    let mut fill_ratios = [(0, f64::NAN); SIZES.len()];
-    for (i, &s) in SIZES.iter().enumerate() {
-        copy_ratios[i].0 = s;
-        fill_ratios[i].0 = s;
-    }
-    if let (Some(src), Some(dst)) = (Map::new(largest), Map::new(largest)) {
-        // SAFETY: both mappings are `largest` writable bytes, disjoint; `k` runs here. The
-        // streamed stores are fenced by the kernels themselves before each call returns.
-        unsafe {
-            (k.fill_temporal)(src.ptr, 0x5a, largest);
-            (k.fill_temporal)(dst.ptr, 0, largest);
+    let cpu = crate::arch::detect();
+    let c = &cpu.caches;
+    let mut sizes = [0; MAX_POINTS];
+    let n = nt_sizes(c.l2, c.l3.or(c.l2), &mut sizes);
+    let mut copy = Sweep::new(&sizes[..n]);
+    let mut fill = Sweep::new(&sizes[..n]);
+    let mut movsb = Sweep::new(&REP_SIZES);
+    let mut stosb = Sweep::new(&REP_SIZES);
+    let rep = cfg!(target_arch = "x86_64") && cpu.features.erms;
+    if let (Some(src), Some(dst)) = (Map::new(MEMORY_BUDGET), Map::new(MEMORY_BUDGET)) {
+        // Pages are faulted in as the sizes grow: by the untimed first op of each round for
+        // the destination, here for the source (which must be written: unwritten anonymous
+        // pages all read the one zero page).
+        let written = core::cell::Cell::new(0usize);
+        let source = |size: usize| {
+            let from = written.get();
+            if size > from {
+                // SAFETY: `from < size <= MEMORY_BUDGET`, inside the source mapping.
+                unsafe { (k.fill_temporal)(src.ptr.add(from), 0x5a, size - from) };
+                written.set(size);
+            }
+        };
+        source(REP_SAMPLE + 64);
+        if rep {
+            rep_sweeps(k, &mut movsb, &mut stosb, &src, &dst, t0);
         }
-        let mut last = Duration::ZERO;
-        let (mut copy_done, mut fill_done) = (false, false);
-        for (i, &size) in SIZES.iter().enumerate() {
-            let start = t0.elapsed();
-            if (copy_done && fill_done) || start + 2 * last > BUDGET {
-                break;
+        let (cs, ds) = (src.ptr as *const u8, dst.ptr);
+        let copy_op = |nt: bool, size: usize| {
+            source(size);
+            // SAFETY: `size <= MEMORY_BUDGET`; disjoint mappings.
+            unsafe {
+                if nt {
+                    (k.copy_nontemporal)(ds, cs, size)
+                } else {
+                    (k.copy_temporal)(ds, cs, size)
+                }
             }
-            if !copy_done {
-                // SAFETY: as above; `size <= largest`.
-                copy_ratios[i].1 = paired(|nt| unsafe {
-                    if nt {
-                        (k.copy_nontemporal)(dst.ptr, src.ptr, size)
-                    } else {
-                        (k.copy_temporal)(dst.ptr, src.ptr, size)
-                    }
-                });
-                copy_done = crossover(&copy_ratios).is_some();
+        };
+        let fill_op = |nt: bool, size: usize| {
+            // SAFETY: as above.
+            unsafe {
+                if nt {
+                    (k.fill_nontemporal)(ds, 0, size)
+                } else {
+                    (k.fill_temporal)(ds, 0, size)
+                }
             }
-            if !fill_done {
-                // SAFETY: as above.
-                fill_ratios[i].1 = paired(|nt| unsafe {
-                    if nt {
-                        (k.fill_nontemporal)(dst.ptr, 0, size)
-                    } else {
-                        (k.fill_temporal)(dst.ptr, 0, size)
-                    }
-                });
-                fill_done = crossover(&fill_ratios).is_some();
-            }
-            last = t0.elapsed() - start;
-        }
+        };
+        nt_sweeps(&mut copy, &mut fill, copy_op, fill_op, t0);
     }
     Calibration {
-        copy: crossover(&copy_ratios),
-        fill: crossover(&fill_ratios),
+        copy: copy.decided,
+        fill: fill.decided,
+        rep_movsb: movsb.decided,
+        fill_rep: stosb.decided,
         elapsed: t0.elapsed(),
-        copy_ratios,
-        fill_ratios,
+        copy_sweep: copy,
+        fill_sweep: fill,
+        rep_movsb_sweep: movsb,
+        fill_rep_sweep: stosb,
     }
 }
 
-/// The median NT ÷ T time over [`ROUNDS`] rounds into the same destination. In each round each
-/// op runs once untimed, which leaves the destination in that op's own steady state (cached
-/// after a temporal op, written back after a streamed one), then once timed; the order flips
-/// every round. This is the report's "hot destination" (section 5): a buffer a program keeps
-/// copying into with one mode. `NaN` when the middle rounds disagree by more than [`NOISY`].
-fn paired(mut op: impl FnMut(bool)) -> f64 {
-    let mut r = [0f64; ROUNDS];
-    for (round, slot) in r.iter_mut().enumerate() {
-        let mut t = [0f64; 2];
-        for k in 0..2 {
-            let nt = (round + k) % 2 == 1;
-            op(nt);
+/// What a sweep does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// One more round at this point.
+    Measure(usize),
+    /// Settled: the value, or `None` (the built-in rule stays), and why.
+    Done(Option<usize>, Outcome),
+}
+
+/// Where one size stands after its rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    /// The candidate wins: of `n` rounds it won `k` and lost `m` with `k >= 2 + 2m` (2-0,
+    /// 4-1, 6-2, 8-3): one preempted round either way is outvoted.
+    Win,
+    /// The candidate loses, by the same test.
+    Lose,
+    /// Neither after `MAX_ROUNDS`, or a median within `TIE` of parity after five: it
+    /// does not matter which way this size goes.
+    Tie,
+    /// Not enough rounds yet.
+    Open,
+}
+
+fn side(p: &Point) -> Side {
+    let (w, l) = (p.wins, p.rounds - p.wins);
+    if w >= 2 + 2 * l {
+        Side::Win
+    } else if l >= 2 + 2 * w {
+        Side::Lose
+    } else if p.rounds >= MAX_ROUNDS || (p.rounds >= 5 && (p.ratio - 1.0).abs() < TIE) {
+        Side::Tie
+    } else {
+        Side::Open
+    }
+}
+
+/// The next step of a sweep over `pts` (smallest size first). The answer is the lowest size
+/// `c` of the tail where the candidate does not lose: from the largest size down, the sizes
+/// that win or tie (an open size counts while its median is at least 1, an unmeasured one
+/// counts). `c` and the size above it must be settled, one size of the tail must win, and the
+/// size below `c` must lose or tie (or `c` is the smallest size tried). Until then, the first
+/// of these still open gets another round. So sizes are first measured upwards, one round
+/// each, until two of them hold; sizes above the two that settle the answer are never
+/// measured (streaming's lead grows with the size on every machine measured: docs/machines/).
+/// `never_wins` is the answer when the largest size loses or ties.
+fn decide(pts: &[Point], never_wins: Option<usize>) -> Step {
+    let top = pts.len() - 1;
+    let holds = |p: &Point| match side(p) {
+        Side::Win | Side::Tie => true,
+        Side::Lose => false,
+        Side::Open => p.rounds == 0 || p.ratio >= 1.0,
+    };
+    let open = |i: usize| side(&pts[i]) == Side::Open;
+    let Some(c) = (0..=top).rev().take_while(|&i| holds(&pts[i])).last() else {
+        return if open(top) {
+            Step::Measure(top)
+        } else {
+            Step::Done(never_wins, Outcome::NeverWins)
+        };
+    };
+    if c == top {
+        // Only the largest size holds: settle it and the one below before concluding.
+        return match (open(top), top > 0 && open(top - 1)) {
+            (true, _) => Step::Measure(top),
+            (_, true) => Step::Measure(top - 1),
+            _ => Step::Done(None, Outcome::Noisy),
+        };
+    }
+    for i in [c, c + 1] {
+        if open(i) {
+            return Step::Measure(i);
+        }
+    }
+    if !pts[c..].iter().any(|p| side(p) == Side::Win) {
+        // Ties only so far: the next size up must show a win.
+        return match pts[c..].iter().position(|p| p.rounds == 0) {
+            Some(j) => Step::Measure(c + j),
+            None => Step::Done(None, Outcome::Noisy),
+        };
+    }
+    if c > 0 && open(c - 1) {
+        return Step::Measure(c - 1);
+    }
+    Step::Done(Some(pts[c].size), Outcome::Decided)
+}
+
+/// Adds one round's ratio (baseline time ÷ candidate time) to `p`, keeping its median.
+/// `all` holds every round's ratio of this point so far (`p.rounds` of them).
+fn record(p: &mut Point, all: &mut [f64; MAX_ROUNDS as usize], ratio: f64) {
+    all[p.rounds as usize] = ratio;
+    p.rounds += 1;
+    p.wins += u32::from(ratio > 1.0);
+    let mut v = *all;
+    let v = &mut v[..p.rounds as usize];
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    p.ratio = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+}
+
+/// One sweep in progress: its rounds so far and the cost of its cheapest round per byte.
+struct Progress<'a> {
+    sweep: &'a mut Sweep,
+    rounds: [[f64; MAX_ROUNDS as usize]; MAX_POINTS],
+    /// The cheapest round so far, per byte of its size (0 before the first).
+    ns_per_byte: f64,
+    /// Preempted rounds in a row, discarded.
+    retries: u32,
+    never_wins: Option<usize>,
+    done: bool,
+}
+
+impl<'a> Progress<'a> {
+    fn new(sweep: &'a mut Sweep, never_wins: Option<usize>) -> Self {
+        Progress {
+            sweep,
+            rounds: [[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS],
+            ns_per_byte: 0.0,
+            retries: 0,
+            never_wins,
+            done: false,
+        }
+    }
+
+    /// The point to measure next and the projected cost of its round, or `None` once settled
+    /// (outcome recorded). A round whose projected end passes `end` settles the sweep as out of
+    /// time.
+    fn next(&mut self, now: Duration, end: Duration) -> Option<(usize, Duration)> {
+        if self.done {
+            return None;
+        }
+        match decide(self.sweep.points(), self.never_wins) {
+            Step::Done(v, o) => self.finish(v, o),
+            Step::Measure(i) => {
+                // Projected from the fastest round so far per byte (a preempted round is no
+                // guide): the time to the first round is unknown, so that one always runs.
+                let cost = Duration::from_nanos(
+                    (self.ns_per_byte * self.sweep.points[i].size as f64) as u64,
+                );
+                if now + cost > end {
+                    self.finish(None, Outcome::OutOfTime)
+                } else {
+                    return Some((i, cost));
+                }
+            }
+        }
+        None
+    }
+
+    fn finish(&mut self, v: Option<usize>, o: Outcome) {
+        self.sweep.decided = v;
+        self.sweep.outcome = o;
+        self.done = true;
+    }
+
+    /// Records a round at point `i` that took `cost`.
+    fn record(&mut self, i: usize, ratio: f64, cost: Duration) {
+        let per_byte = cost.as_nanos() as f64 / self.sweep.points[i].size as f64;
+        if self.ns_per_byte == 0.0 || per_byte < self.ns_per_byte {
+            self.ns_per_byte = per_byte;
+        }
+        record(&mut self.sweep.points[i], &mut self.rounds[i], ratio);
+    }
+}
+
+/// One round of a hot-destination pair at `size`: each op runs once untimed, which leaves the
+/// destination in that op's own steady state (cached after a temporal op, written back after
+/// a streamed one), then once timed; the order flips every round. Returns temporal time ÷
+/// streaming time and the round's projected cost, or `None` when the scheduler preempted a timed run (Linux: the thread's
+/// involuntary context switches, `getrusage`) and `strict` asks for a clean round: such a
+/// round says nothing about the two ops. (The faster of two timed runs would discard
+/// preempted runs too, but it favours the op whose time varies more, here the temporal one,
+/// whose cached lines other tenants of a shared L3 evict: that made fills at 4 MiB read
+/// 0.82-0.94 where single runs, and the report, read 1.0-1.2.)
+fn hot_round(
+    op: &impl Fn(bool, usize),
+    size: usize,
+    round: u32,
+    strict: bool,
+) -> Option<(f64, Duration)> {
+    let mut t = [0f64; 2];
+    for k in 0..2 {
+        let nt = (round + k) % 2 == 1;
+        op(nt, size);
+        let before = preemptions();
+        let start = Instant::now();
+        op(nt, size);
+        t[usize::from(nt)] = start.elapsed().as_nanos().max(1) as f64;
+        if strict && preemptions() != before {
+            return None;
+        }
+    }
+    // The round's cost is about twice its timed part: the untimed runs take as long, except the
+    // first round at a size, which also faults the pages in (no guide to the next).
+    Some((t[0] / t[1], Duration::from_nanos(2 * (t[0] + t[1]) as u64)))
+}
+
+/// The calling thread's involuntary context switches so far (Linux; 0 elsewhere, where no
+/// round is ever taken for preempted).
+fn preemptions() -> i64 {
+    cfg_if::cfg_if! {
+        if #[cfg(any(target_os = "linux", target_os = "android"))] {
+            // SAFETY: all-zero is a valid `rusage` (plain integers); `getrusage` writes it.
+            let mut u: libc::rusage = unsafe { core::mem::zeroed() };
+            // SAFETY: a valid out-pointer; RUSAGE_THREAD exists since Linux 2.6.26.
+            if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) } != 0 {
+                return 0;
+            }
+            u.ru_nivcsw as i64
+        } else {
+            0
+        }
+    }
+}
+
+/// Preempted rounds in a row at one size after which a round counts anyway (on a machine so
+/// loaded that hardly a run goes unpreempted, the sign test has to do).
+const RETRIES: u32 = 2;
+
+/// The copy and fill NT sweeps until both are settled or the budget is spent: each time the
+/// round projected cheaper of the two next rounds, so a sweep settled by small sizes is not
+/// kept waiting behind the other's large ones when the budget runs short.
+fn nt_sweeps(
+    copy: &mut Sweep,
+    fill: &mut Sweep,
+    copy_op: impl Fn(bool, usize),
+    fill_op: impl Fn(bool, usize),
+    t0: Instant,
+) {
+    let mut sweeps = [Progress::new(copy, None), Progress::new(fill, None)];
+    loop {
+        let now = t0.elapsed();
+        let plans = [sweeps[0].next(now, BUDGET), sweeps[1].next(now, BUDGET)];
+        let which = match plans {
+            [None, None] => break,
+            [Some(_), None] => 0,
+            [None, Some(_)] => 1,
+            [Some((_, a)), Some((_, b))] => usize::from(b < a),
+        };
+        let (i, _) = plans[which].expect("chosen above");
+        let p = &mut sweeps[which];
+        let size = p.sweep.points[i].size;
+        let round = p.sweep.points[i].rounds;
+        let strict = p.retries < RETRIES;
+        let r = if which == 0 {
+            hot_round(&copy_op, size, round, strict)
+        } else {
+            hot_round(&fill_op, size, round, strict)
+        };
+        match r {
+            Some((r, cost)) => {
+                p.retries = 0;
+                p.record(i, r, cost);
+            }
+            None => p.retries += 1,
+        }
+    }
+}
+
+/// The string-instruction sweeps, copies then fills, into cold destinations: each timed
+/// sample is a run of `Temporal` ops into successive slots of the destination (about
+/// `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for a
+/// buffer the program has not touched lately (where the string instruction's saving, no
+/// read-for-ownership of lines it overwrites whole, shows). The copies' source is hot and
+/// 24 bytes off the destination's line alignment (the string move's weaker case on some AMD
+/// parts).
+fn rep_sweeps(
+    k: &Kernels,
+    movsb: &mut Sweep,
+    stosb: &mut Sweep,
+    src: &Map,
+    dst: &Map,
+    t0: Instant,
+) {
+    let op = if crate::dispatch::flush_supported(crate::FlushOp::Clflushopt) {
+        crate::FlushOp::Clflushopt
+    } else {
+        crate::FlushOp::Clflush
+    };
+    let cold = |bytes: usize| {
+        // SAFETY: `op` runs here (checked above; `clflush` comes with SSE2); the range lies in
+        // the destination mapping (`bytes <= 2 * REP_SAMPLE < MEMORY_BUDGET`).
+        unsafe {
+            crate::arch::flush_range(op, dst.ptr, bytes);
+            crate::arch::flush_fence(op);
+        }
+    };
+    let src24 = src.ptr.wrapping_add(24).cast_const();
+    let end = t0.elapsed() + REP_BUDGET;
+    rep_sweep(movsb, &tune::REP_MOVSB, end, t0, &cold, |size, slot| {
+        // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
+        unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) }
+    });
+    let end = t0.elapsed() + REP_BUDGET;
+    rep_sweep(stosb, &tune::FILL_REP, end, t0, &cold, |size, slot| {
+        // SAFETY: as above.
+        unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) }
+    });
+}
+
+/// One string-instruction sweep: at each size, `REP_SAMPLE` bytes of `op(size, slot)` into
+/// flushed slots (`cold(bytes)` flushes them) with `cell` at `usize::MAX` (the vector loop),
+/// then at 0 (the string instruction), in alternating order. `cell` is restored at the end; if
+/// another thread stored into it meanwhile, its value stays and the sweep is left unmeasured.
+fn rep_sweep(
+    sweep: &mut Sweep,
+    cell: &AtomicUsize,
+    end: Duration,
+    t0: Instant,
+    cold: &impl Fn(usize),
+    op: impl Fn(usize, usize),
+) {
+    let saved = cell.load(Ordering::Relaxed);
+    let mut ours = saved;
+    let mut set = |v: usize| -> bool {
+        let ok = cell
+            .compare_exchange(ours, v, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
+        if ok {
+            ours = v;
+        }
+        ok
+    };
+    let mut lost = false;
+    {
+        let mut p = Progress::new(sweep, Some(usize::MAX));
+        'sweep: while let Some((i, _)) = p.next(t0.elapsed(), end) {
+            let size = p.sweep.points[i].size;
+            let round = p.sweep.points[i].rounds;
+            let runs = (REP_SAMPLE / size).max(1);
             let start = Instant::now();
-            op(nt);
-            t[nt as usize] = start.elapsed().as_nanos().max(1) as f64;
+            let mut t = [0f64; 2];
+            for k in 0..2 {
+                let rep = (round + k) % 2 == 1;
+                if !set(if rep { 0 } else { usize::MAX }) {
+                    lost = true;
+                    break 'sweep;
+                }
+                cold(runs * size);
+                let s = Instant::now();
+                for slot in 0..runs {
+                    op(size, slot);
+                }
+                t[usize::from(rep)] = s.elapsed().as_nanos().max(1) as f64;
+            }
+            p.record(i, t[0] / t[1], start.elapsed());
         }
-        *slot = t[1] / t[0];
     }
-    r.sort_by(f64::total_cmp);
-    if r[ROUNDS - 2] / r[1] > NOISY {
-        return f64::NAN;
+    if lost || !set(saved) {
+        sweep.decided = None;
+        sweep.outcome = Outcome::NotMeasured;
     }
-    r[ROUNDS / 2]
-}
-
-/// The smallest measured size from which streaming is no slower at every larger size measured
-/// (unmeasured and noisy sizes, `NaN`, count for nothing), backed by at least two measured
-/// sizes; `None` otherwise. Two sizes are the evidence that the crossover holds beyond the
-/// first one.
-fn crossover(ratios: &[(usize, f64); SIZES.len()]) -> Option<usize> {
-    let mut from = None;
-    let mut backing = 0;
-    for &(size, r) in ratios.iter().rev() {
-        if r.is_nan() {
-            continue;
-        }
-        if r > NO_SLOWER {
-            break;
-        }
-        from = Some(size);
-        backing += 1;
-    }
-    from.filter(|_| backing >= 2)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
-    fn table(r: [f64; SIZES.len()]) -> [(usize, f64); SIZES.len()] {
-        core::array::from_fn(|i| (SIZES[i], r[i]))
+    /// Points with these sizes (1, 2, 4, ...) and (rounds, wins, median) each.
+    fn pts(v: &[(u32, u32, f64)]) -> Vec<Point> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &(rounds, wins, ratio))| Point {
+                size: 1 << i,
+                ratio,
+                rounds,
+                wins,
+            })
+            .collect()
     }
 
     #[test]
-    fn the_crossover_is_where_streaming_stops_losing_for_good() {
+    fn a_sign_test_settles_each_size() {
+        let p = |rounds, wins, ratio| Point {
+            size: 1,
+            ratio,
+            rounds,
+            wins,
+        };
+        assert_eq!(side(&p(1, 1, 1.5)), Side::Open);
+        assert_eq!(side(&p(2, 2, 1.5)), Side::Win);
+        assert_eq!(side(&p(2, 0, 0.5)), Side::Lose);
+        assert_eq!(side(&p(3, 2, 1.1)), Side::Open);
+        assert_eq!(side(&p(5, 4, 1.1)), Side::Win);
+        assert_eq!(side(&p(5, 3, 1.01)), Side::Tie);
+        assert_eq!(side(&p(5, 3, 1.2)), Side::Open);
+        assert_eq!(side(&p(9, 5, 1.2)), Side::Tie);
+    }
+
+    #[test]
+    fn rounds_go_where_the_answer_is_open() {
+        use Step::*;
         let n = f64::NAN;
-        // Loses below 2 MiB, wins from there up.
-        let t = table([3.0, 2.0, 1.2, 0.9, 0.7, 0.5, 0.6]);
-        assert_eq!(crossover(&t), Some(2 << 20));
-        // A dip below 1 that does not hold at larger sizes is not a crossover.
-        let t = table([3.0, 0.9, 1.2, 1.1, 0.8, 0.7, 0.6]);
-        assert_eq!(crossover(&t), Some(4 << 20));
-        // Never wins, or only at the last size: undecided.
-        assert_eq!(crossover(&table([2.0; 7])), None);
-        assert_eq!(crossover(&table([2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.9])), None);
-        // Unmeasured at the top (decided early, or the budget ran out): what was measured
-        // stands, if two sizes back it.
-        let t = table([3.0, 0.9, 0.8, n, n, n, n]);
-        assert_eq!(crossover(&t), Some(512 << 10));
-        assert_eq!(crossover(&table([3.0, 2.0, 0.9, n, n, n, n])), None);
-        // A noisy size counts for nothing either way.
-        let t = table([3.0, 0.9, 1.3, n, 0.8, 0.7, 0.6]);
-        assert_eq!(crossover(&t), Some(4 << 20));
-        let t = table([3.0, 2.0, 0.9, n, 0.8, n, n]);
-        assert_eq!(crossover(&t), Some(1 << 20));
-        assert_eq!(crossover(&table([n; 7])), None);
+        // Sizes are measured upwards, one round each, until two hold.
+        assert_eq!(decide(&pts(&[(0, 0, n), (0, 0, n)]), None), Measure(0));
+        let t = pts(&[(1, 0, 0.5), (0, 0, n), (0, 0, n)]);
+        assert_eq!(decide(&t, None), Measure(1));
+        // Loses below 4, wins from there: settle 4, then 8, then 2; 1 and 16 need nothing more.
+        let mut t = pts(&[
+            (1, 0, 0.5),
+            (1, 0, 0.7),
+            (1, 1, 1.3),
+            (1, 1, 1.4),
+            (0, 0, n),
+        ]);
+        assert_eq!(decide(&t, None), Measure(2));
+        t[2] = pts(&[(2, 2, 1.3)])[0];
+        t[2].size = 4;
+        assert_eq!(decide(&t, None), Measure(3));
+        t[3] = Point {
+            size: 8,
+            ..pts(&[(2, 2, 1.4)])[0]
+        };
+        assert_eq!(decide(&t, None), Measure(1));
+        t[1] = Point {
+            size: 2,
+            ..pts(&[(2, 0, 0.7)])[0]
+        };
+        assert_eq!(decide(&t, None), Done(Some(4), Outcome::Decided));
+        // A tie joins the tail (streaming is no slower there).
+        let t = pts(&[(2, 0, 0.5), (9, 5, 1.01), (2, 2, 1.3), (2, 2, 1.4)]);
+        assert_eq!(decide(&t, None), Done(Some(2), Outcome::Decided));
+        // Winning from the smallest size: that size.
+        let t = pts(&[(2, 2, 1.4), (2, 2, 1.2), (1, 1, 1.6)]);
+        assert_eq!(decide(&t, None), Done(Some(1), Outcome::Decided));
+        // One preempted round is outvoted: 4-1 settles.
+        let t = pts(&[(2, 0, 0.5), (5, 4, 1.2), (2, 2, 1.4)]);
+        assert_eq!(decide(&t, None), Done(Some(2), Outcome::Decided));
+    }
+
+    #[test]
+    fn the_built_in_rule_stays_when_nothing_is_settled() {
+        use Step::*;
+        // Loses at the largest size: never wins (the string sweeps decide never).
+        let t = pts(&[(1, 0, 0.5), (2, 0, 0.7)]);
+        assert_eq!(decide(&t, None), Done(None, Outcome::NeverWins));
+        assert_eq!(
+            decide(&t, Some(usize::MAX)),
+            Done(Some(usize::MAX), Outcome::NeverWins)
+        );
+        // Only the largest size wins: no second size backs it.
+        let t = pts(&[(1, 0, 0.5), (2, 0, 0.7), (2, 2, 1.2)]);
+        assert_eq!(decide(&t, None), Done(None, Outcome::Noisy));
+        // Ties and no win: nothing shows streaming ahead.
+        let t = pts(&[(2, 0, 0.5), (9, 5, 1.01), (9, 4, 0.99)]);
+        assert_eq!(decide(&t, None), Done(None, Outcome::Noisy));
+        // An open largest size that looks lost gets rounds before anything is concluded.
+        let t = pts(&[(1, 0, 0.5), (1, 0, 0.9)]);
+        assert_eq!(decide(&t, None), Measure(1));
+    }
+
+    #[test]
+    fn medians_follow_the_rounds() {
+        let mut p = Point {
+            size: 1,
+            ratio: f64::NAN,
+            rounds: 0,
+            wins: 0,
+        };
+        let mut all = [f64::NAN; MAX_ROUNDS as usize];
+        for r in [1.5, 0.5, 1.2] {
+            record(&mut p, &mut all, r);
+        }
+        assert_eq!((p.rounds, p.wins, p.ratio), (3, 2, 1.2));
+        record(&mut p, &mut all, 2.0);
+        assert_eq!(p.ratio, 1.35);
+    }
+
+    #[test]
+    fn the_nt_range_follows_the_caches_within_the_budget() {
+        let mut s = [0; MAX_POINTS];
+        let n = nt_sizes(Some(2 << 20), Some(260 << 20), &mut s);
+        assert_eq!(&s[..n], [2 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20]);
+        let n = nt_sizes(Some(1 << 20), Some(32 << 20), &mut s);
+        assert_eq!(n, 6);
+        assert_eq!((s[0], s[n - 1]), (1 << 20, 32 << 20));
+        let n = nt_sizes(Some(512 << 10), Some(4 << 20), &mut s);
+        assert_eq!(&s[..n], [512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]);
+        let n = nt_sizes(None, None, &mut s);
+        assert_eq!((s[0], s[n - 1], n), (256 << 10, 32 << 20, 8));
+    }
+
+    #[test]
+    fn the_line_has_the_decided_fields() {
+        use core::fmt::Write;
+        let mut c = Calibration {
+            copy: Some(16 << 20),
+            fill: None,
+            rep_movsb: Some(usize::MAX),
+            fill_rep: Some(2 << 10),
+            elapsed: Duration::ZERO,
+            copy_sweep: Sweep::new(&[]),
+            fill_sweep: Sweep::new(&[]),
+            rep_movsb_sweep: Sweep::new(&[]),
+            fill_rep_sweep: Sweep::new(&[]),
+        };
+        let mut s = Line::default();
+        write!(s, "{c}").unwrap();
+        assert_eq!(
+            s.as_str(),
+            "CACHECOPY_TUNE=nt=16M,rep_movsb=never,fill_rep=2K"
+        );
+        assert_eq!(
+            tune::tune_line(&s.as_str().as_bytes()[15..]),
+            c.values(),
+            "the line reads back"
+        );
+        c.copy = None;
+        c.rep_movsb = None;
+        c.fill_rep = None;
+        let mut s = Line::default();
+        write!(s, "{c}").unwrap();
+        assert_eq!(s.as_str(), "CACHECOPY_TUNE=");
+    }
+
+    /// A fixed buffer, to show the line needs no allocation.
+    struct Line {
+        buf: [u8; 128],
+        len: usize,
+    }
+
+    impl Default for Line {
+        fn default() -> Self {
+            Line {
+                buf: [0; 128],
+                len: 0,
+            }
+        }
+    }
+
+    impl Line {
+        fn as_str(&self) -> &str {
+            core::str::from_utf8(&self.buf[..self.len]).unwrap()
+        }
+    }
+
+    impl core::fmt::Write for Line {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            let end = self.len + s.len();
+            self.buf
+                .get_mut(self.len..end)
+                .ok_or(core::fmt::Error)?
+                .copy_from_slice(s.as_bytes());
+            self.len = end;
+            Ok(())
+        }
     }
 
     #[test]
     #[cfg_attr(miri, ignore = "mmap and timing")]
-    fn a_calibration_measures_and_applies() {
+    fn a_calibration_measures_within_its_budget_and_applies() {
         let k = crate::dispatch::active();
         let c = run(k);
-        assert!(c.copy_ratios.iter().any(|&(_, r)| !r.is_nan()), "{c:?}");
-        for t in [c.copy, c.fill].into_iter().flatten() {
-            assert!(SIZES.contains(&t));
+        assert!(c.copy_sweep.points().iter().any(|p| p.rounds > 0), "{c:?}");
+        for s in [&c.copy_sweep, &c.fill_sweep] {
+            if let Some(t) = s.decided {
+                assert!(s.points().iter().any(|p| p.size == t), "{s:?}");
+            }
+            assert_eq!(s.decided.is_some(), s.outcome == Outcome::Decided, "{s:?}");
         }
+        // The string sweeps restored the thresholds they toggled.
+        let before = (crate::rep_movsb_threshold(), crate::fill_rep_threshold());
+        let _ = run(k);
+        assert_eq!(
+            before,
+            (crate::rep_movsb_threshold(), crate::fill_rep_threshold())
+        );
     }
 }

@@ -29,6 +29,9 @@
 //! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` thresholds (`CACHECOPY_FILL_NT_THRESHOLD` the
 //! fill one alone) and
 //! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
+//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets them all in one line,
+//! the one a [`Calibration`] writes (see [`calibrate`]); an individual variable wins over its
+//! field.
 //!
 //! # Allocators and other callers that must not allocate
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
@@ -66,6 +69,7 @@ mod batch;
 mod calibrate;
 mod cpu;
 mod dispatch;
+mod engine;
 pub mod iter;
 mod kernel;
 mod mode;
@@ -76,12 +80,13 @@ mod thresholds;
 mod tune;
 mod vector;
 
-pub use backend::Backend;
-pub use batch::{batch, Batch};
+pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::Calibration;
+pub use calibrate::{Calibration, Outcome, Point, Sweep};
 pub use cpu::{Caches, Cpu, Features, FlushOp};
+pub use dispatch::engine;
 pub use dispatch::Unsupported;
+pub use engine::{Backend, Edges, Engine};
 pub use mode::{Mode, UnknownMode};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
@@ -254,6 +259,47 @@ pub fn copy_with(
     Ok(())
 }
 
+/// Copies with exactly `engine` (to test or compare engines: see [`Engine::supported`]);
+/// otherwise as [`copy_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+///
+/// ```
+/// use cachecopy::{copy_with_engine, Backend, Edges, Engine, Mode};
+/// let mut dst = [0u8; 3];
+/// let e = Engine::new(Backend::Generic, Backend::Generic, Edges::Overlap);
+/// copy_with_engine(e, &mut dst, b"abc", Mode::NonTemporal).unwrap();
+/// assert_eq!(&dst, b"abc");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch("copy_with_engine", dst.len(), src.len());
+    }
+    let k = engine.kernels()?;
+    // SAFETY: as `copy_with`.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            mode.resolve(src.len(), nt_threshold),
+        )
+    };
+    Ok(())
+}
+
 /// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
 /// compare the instructions a CPU offers: see [`Cpu::flush_ops`]).
 ///
@@ -359,6 +405,31 @@ pub fn fill_with(
     Ok(())
 }
 
+/// Fills with exactly `engine`; otherwise as [`fill_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+#[inline]
+pub fn fill_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    byte: u8,
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    let k = engine.kernels()?;
+    // SAFETY: a live slice; `k` runs on this CPU.
+    unsafe {
+        fill_on(
+            k,
+            dst.as_mut_ptr(),
+            byte,
+            dst.len(),
+            mode.resolve(dst.len(), fill_nt_threshold),
+        )
+    };
+    Ok(())
+}
+
 /// A [`Mode::FlushCache`] fill with exactly `backend` and flush instruction `op`.
 ///
 /// # Errors
@@ -447,20 +518,27 @@ pub fn fence() {
     unsafe { Store::Flush(op).fence() }
 }
 
-/// Measures, on this machine, the sizes from which streaming into an already cached
-/// destination stops losing to ordinary stores, for copies and for fills (the `Auto`
-/// crossovers), in about 100 ms of wall time, and returns them with the time it took; nothing
-/// changes until [`Calibration::apply`].
+/// Measures, on this machine, every tunable the built-in rules set: the sizes from which
+/// streaming into an already cached destination stops losing to ordinary stores, for copies
+/// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
+/// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
+/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
+/// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
 ///
-/// Where the timing is too noisy to decide, or streaming never stops losing within the sizes
-/// tried (256 KiB to 16 MiB), the threshold is `None` and the built-in rule stays. It never
-/// picks a size below the one where streaming into a cached destination stops losing, so
-/// `Auto` never streams where that costs. Its buffers come from `mmap`: it neither allocates
-/// nor locks. `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use.
+/// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
+/// 32 MiB ([`Calibration::MEMORY_BUDGET`], two buffers of that size are mapped); rounds go to the
+/// sizes around the crossover until a sign test settles them. Where that does not happen within
+/// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
+/// built-in rule stays ([`Sweep::outcome`] says why). It never picks a size below the one where
+/// streaming into a cached destination stops losing, so `Auto` never streams where that costs.
+/// Its buffers come from `mmap`: it neither allocates nor locks.
+/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
+/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
 ///
 /// ```no_run
 /// let c = cachecopy::calibrate();
 /// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
+/// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
 /// c.apply();
 /// ```
 #[cfg(all(feature = "std", unix))]

@@ -9,7 +9,8 @@ use crate::{dispatch, tune};
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) copies stream.
 ///
 /// Set from the detected caches (see [`default_nt_threshold`](crate::default_nt_threshold)), from
-/// `CACHECOPY_NT_THRESHOLD=bytes` (with `std`), or by [`set_nt_threshold`].
+/// `CACHECOPY_NT_THRESHOLD=bytes` or the `nt` field of `CACHECOPY_TUNE` (with `std`; the
+/// variable wins), or by [`set_nt_threshold`].
 ///
 /// ```
 /// assert!(cachecopy::nt_threshold() >= 1 << 20);
@@ -29,7 +30,8 @@ pub fn set_nt_threshold(bytes: usize) {
 
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream: the copy rule (see
 /// [`nt_threshold`]), which measured right for fills too; `CACHECOPY_FILL_NT_THRESHOLD=bytes`
-/// (else `CACHECOPY_NT_THRESHOLD`) or [`set_fill_nt_threshold`] overrides it.
+/// (else the `fill_nt` field of `CACHECOPY_TUNE`, else `CACHECOPY_NT_THRESHOLD`) or
+/// [`set_fill_nt_threshold`] overrides it.
 pub fn fill_nt_threshold() -> usize {
     dispatch::active();
     tune::FILL_NT.load(Ordering::Relaxed)
@@ -48,7 +50,8 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// Set on Intel CPUs with ERMS to 2 KiB, on other x86_64 CPUs with ERMS to twice the copy
 /// threshold, where
 /// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
-/// `CACHECOPY_FILL_REP_THRESHOLD=bytes` (with `std`) or [`set_fill_rep_threshold`].
+/// `CACHECOPY_FILL_REP_THRESHOLD=bytes` or the `fill_rep` field of `CACHECOPY_TUNE` (with `std`)
+/// or [`set_fill_rep_threshold`].
 /// `usize::MAX` (never) without ERMS and on other architectures. Fills of at most four
 /// registers never use it, whatever the threshold.
 ///
@@ -79,8 +82,8 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 ///
 /// Set to 2 KiB on Intel CPUs with ERMS, where fast-string stores skip reading the lines they
 /// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
-/// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` (with `std`) or
-/// [`set_rep_movsb_threshold`]. Copies of at most four registers never use it, nor do copies
+/// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` or the `rep_movsb`
+/// field of `CACHECOPY_TUNE` (with `std`) or [`set_rep_movsb_threshold`]. Copies of at most four registers never use it, nor do copies
 /// whose destination lies 1 to 255 bytes ahead of the source modulo 4 KiB (4K aliasing).
 ///
 /// ```

@@ -6,6 +6,10 @@
 //! by dispatch's first call ([`init`]); before that no kernel runs (a kernel table is only handed
 //! out after detection), so a kernel never sees `UNSET` except as "never" (`usize::MAX`).
 //!
+//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets every tunable in one
+//! line (the one a `Calibration` writes); each row of [`FIELDS`] is one tunable: its name in the
+//! line, its own variable (which wins over the field), its cell and its value syntax.
+//!
 //! Reading the environment neither allocates nor locks (an allocator may be the first caller):
 //! `getenv` returns a pointer into the process environment, the value is parsed in place, and a
 //! complaint about a bad value is formatted on the stack and written with one `write(2)`.
@@ -52,9 +56,159 @@ pub(crate) fn take_calibration_request() -> bool {
     CALIBRATE.swap(false, Ordering::Relaxed)
 }
 
+/// One tunable a `CACHECOPY_TUNE` line can set and a [`Calibration`](crate::Calibration) can
+/// decide: its field name in the line, its own environment variable, its cell, and how its
+/// value is read and written. One row per tunable ([`FIELDS`]); a new tunable (an engine
+/// choice, say) is one more row here, one more value in `Calibration::values`, and one more
+/// line in `init`.
+pub(crate) struct Field {
+    /// The name in `CACHECOPY_TUNE` (`nt` in `nt=16M`).
+    pub(crate) name: &'static str,
+    /// The variable that sets this tunable alone, and wins over the line's field.
+    pub(crate) var: &'static core::ffi::CStr,
+    /// Where the value lives.
+    pub(crate) cell: &'static AtomicUsize,
+    /// Reads a value (surrounding blanks already trimmed); `None`: not one.
+    pub(crate) parse: fn(&[u8]) -> Option<usize>,
+    /// Writes a value as `parse` reads it.
+    pub(crate) show: fn(usize, &mut dyn core::fmt::Write) -> core::fmt::Result,
+    /// What a value is, for the warning about a bad one.
+    pub(crate) what: &'static str,
+}
+
+/// Every tunable, in the order `CACHECOPY_TUNE` lines are written.
+pub(crate) static FIELDS: [Field; 4] = [
+    Field {
+        name: "nt",
+        var: c"CACHECOPY_NT_THRESHOLD",
+        cell: &COPY_NT,
+        parse: parse_size,
+        show: show_size,
+        what: "a size",
+    },
+    Field {
+        name: "fill_nt",
+        var: c"CACHECOPY_FILL_NT_THRESHOLD",
+        cell: &FILL_NT,
+        parse: parse_size,
+        show: show_size,
+        what: "a size",
+    },
+    Field {
+        name: "rep_movsb",
+        var: c"CACHECOPY_REP_MOVSB_THRESHOLD",
+        cell: &REP_MOVSB,
+        parse: parse_size,
+        show: show_size,
+        what: "a size",
+    },
+    Field {
+        name: "fill_rep",
+        var: c"CACHECOPY_FILL_REP_THRESHOLD",
+        cell: &FILL_REP,
+        parse: parse_size,
+        show: show_size,
+        what: "a size",
+    },
+];
+
+/// Indices into [`FIELDS`].
+pub(crate) const NT: usize = 0;
+pub(crate) const FILL: usize = 1;
+pub(crate) const MOVSB: usize = 2;
+pub(crate) const STOSB: usize = 3;
+
+/// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
+/// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
+/// else, and for a value that overflows `usize`. Parses in place: no allocation.
+pub(crate) fn parse_size(v: &[u8]) -> Option<usize> {
+    if v.eq_ignore_ascii_case(b"never") {
+        return Some(usize::MAX);
+    }
+    let (digits, shift) = match v.last()?.to_ascii_uppercase() {
+        b'K' => (&v[..v.len() - 1], 10),
+        b'M' => (&v[..v.len() - 1], 20),
+        b'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: usize = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(usize::from(d - b'0'))?;
+    }
+    n.checked_mul(1 << shift)
+}
+
+/// Writes `bytes` as [`parse_size`] reads it: `never` for every threshold no length reaches
+/// (above `isize::MAX`), else the largest suffix that divides it exactly (`16M`, `2K`, `1000`).
+pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt::Result {
+    if bytes > isize::MAX as usize {
+        return w.write_str("never");
+    }
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return write!(w, "{}{suffix}", bytes >> shift);
+        }
+    }
+    write!(w, "{bytes}")
+}
+
+/// The fields of `CACHECOPY_TUNE` (`name=value,name=value`, blanks around names and values
+/// ignored, empty fields skipped, a later field overriding an earlier one of the same name), one
+/// value per row of [`FIELDS`]. A field with an unknown name, no `=` or a bad value is reported
+/// (once per process, [`warn`]) and ignored; the others are kept. No allocation: the line is
+/// split in place.
+pub(crate) fn tune_line(line: &[u8]) -> [Option<usize>; FIELDS.len()] {
+    let mut out = [None; FIELDS.len()];
+    for raw in line.split(|&b| b == b',') {
+        let field = raw.trim_ascii();
+        if field.is_empty() {
+            continue;
+        }
+        let Some(eq) = field.iter().position(|&b| b == b'=') else {
+            bad_field(field, "not name=value");
+            continue;
+        };
+        let (name, value) = (field[..eq].trim_ascii(), field[eq + 1..].trim_ascii());
+        let Some(i) = FIELDS.iter().position(|f| f.name.as_bytes() == name) else {
+            bad_field(
+                field,
+                "unknown name (known: nt, fill_nt, rep_movsb, fill_rep)",
+            );
+            continue;
+        };
+        match (FIELDS[i].parse)(value) {
+            Some(v) => out[i] = Some(v),
+            None => bad_field(field, FIELDS[i].what),
+        }
+    }
+    out
+}
+
+/// The warning about one bad `CACHECOPY_TUNE` field.
+fn bad_field(field: &[u8], why: &str) {
+    match core::str::from_utf8(field) {
+        Ok(f) => warn(format_args!(
+            "cachecopy: ignoring CACHECOPY_TUNE field {f:?}: {why}"
+        )),
+        Err(_) => warn(format_args!(
+            "cachecopy: ignoring a CACHECOPY_TUNE field: not UTF-8"
+        )),
+    }
+}
+
 /// Sets every tunable still `UNSET` from the environment or from `cpu`'s defaults. Racing
 /// callers compute the same values; a value a setter stored first is kept (setters store
 /// through [`stored`], so never `UNSET`).
+///
+/// Which setting wins, per tunable: its own variable (`CACHECOPY_FILL_NT_THRESHOLD` for fills),
+/// then its `CACHECOPY_TUNE` field, then (fills only) `CACHECOPY_NT_THRESHOLD`, then the
+/// built-in rule.
 pub(crate) fn init(cpu: &Cpu) {
     let (copy_default, fill_default) = default_thresholds(cpu);
     let calibrate = env(c"CACHECOPY_NT_THRESHOLD")
@@ -62,26 +216,29 @@ pub(crate) fn init(cpu: &Cpu) {
     if calibrate {
         CALIBRATE.store(true, Ordering::Relaxed);
     }
+    let line = env(c"CACHECOPY_TUNE").map_or([None; FIELDS.len()], tune_line);
     let both = if calibrate {
         None
     } else {
-        env_bytes(c"CACHECOPY_NT_THRESHOLD")
+        env_bytes(FIELDS[NT].var)
     };
-    let copy = both.unwrap_or(copy_default);
-    let fill = env_bytes(c"CACHECOPY_FILL_NT_THRESHOLD")
+    let copy = both.or(line[NT]).unwrap_or(copy_default);
+    let fill = env_bytes(FIELDS[FILL].var)
+        .or(line[FILL])
         .or(both)
         .unwrap_or(fill_default);
-    let fill_rep =
-        env_bytes(c"CACHECOPY_FILL_REP_THRESHOLD").unwrap_or_else(|| default_fill_rep(cpu));
-    let rep_movsb =
-        env_bytes(c"CACHECOPY_REP_MOVSB_THRESHOLD").unwrap_or_else(|| default_rep_movsb(cpu));
-    for (cell, value) in [
-        (&COPY_NT, copy),
-        (&FILL_NT, fill),
-        (&FILL_REP, fill_rep),
-        (&REP_MOVSB, rep_movsb),
-    ] {
-        let _ = cell.compare_exchange(UNSET, stored(value), Ordering::Relaxed, Ordering::Relaxed);
+    let rep_movsb = env_bytes(FIELDS[MOVSB].var)
+        .or(line[MOVSB])
+        .unwrap_or_else(|| default_rep_movsb(cpu));
+    let fill_rep = env_bytes(FIELDS[STOSB].var)
+        .or(line[STOSB])
+        .unwrap_or_else(|| default_fill_rep(cpu));
+    let values = [copy, fill, rep_movsb, fill_rep];
+    for (field, value) in FIELDS.iter().zip(values) {
+        let _ =
+            field
+                .cell
+                .compare_exchange(UNSET, stored(value), Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 
@@ -95,13 +252,24 @@ pub(crate) fn init(cpu: &Cpu) {
 ///   hot-destination crossover is 2 MiB for copies and 4 MiB for fills (`cachecopy report`,
 ///   sections 5 and 5b, docs/machines/intel-xeon-f6m207.md); `L3 / 4` would be 65 MiB there,
 ///   where streaming already runs 1.5-1.7x.
-/// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a quarter of one
+/// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a fraction of one
 ///   last-level cache instance, at least twice the L2. A copy of `len` bytes brings `2 * len`
-///   into the caches; from `L3 / 4` that is half the L3. Measured on the AMD Zen3 VM (one
-///   32 MiB L3 per CCX from CPUID 0x8000001D): the hot crossover is 8 MiB for copies and
-///   5-6 MiB for fills, so both use 8 MiB (docs/machines/amd-epyc-zen3.md). The cache figures
-///   come from CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and
-///   which reports 256 MiB on that VM).
+///   into the caches; from `L3 / 4` that is half the L3, from `L3 / 2` all of it. No single
+///   fraction fits the AMD parts measured, which have the same 32 MiB L3 per CCX (CPUID
+///   0x8000001D) and crossovers 2x apart, so the rule follows the core generation, told apart by
+///   its L2 size:
+///   - L2 below 1 MiB (Zen 3 and earlier, 512 KiB): `L3 / 4`. Measured on the Zen 3 VM: the hot
+///     crossover is 8 MiB for copies and 5-6 MiB for fills, so both use 8 MiB
+///     (docs/machines/amd-epyc-zen3.md).
+///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`. Measured on the Zen 4 VM (family 25
+///     model 17, L2 1 MiB): the hot crossover is 16 MiB for copies and for fills; at 8 MiB
+///     streaming runs 0.68x (copies) and 0.92x (fills) of ordinary stores
+///     (docs/machines/amd-epyc-zen4-f25m17.md).
+///
+///   Parts with a stacked L3 (Milan-X, Genoa-X: 96 MiB per CCX) were not measured; there
+///   `calibrate()` decides (docs/performance.md, "Calibration"). The cache figures come from
+///   CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and which reports
+///   256-320 MiB on these VMs).
 /// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
 ///   instead: 4 MiB without figures, never below 1 MiB.
 fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
@@ -113,6 +281,7 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
         return (l2.max(FLOOR), (2 * l2).max(FLOOR));
     }
     let copy = match (c.l2, l3) {
+        (Some(l2), Some(l3)) if l2 >= 1 << 20 => (l3 / 2).max(2 * l2),
         (l2, Some(l3)) => (l3 / 4).max(2 * l2.unwrap_or(0)),
         (Some(l2), None) => 2 * l2,
         _ => FALLBACK,
@@ -123,8 +292,8 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
 
 /// The copy threshold the crate derives from `cpu` when nothing overrides it (see the rules
 /// on `default_thresholds` in `src/tune.rs`): the L2 size on Intel parts with a non-inclusive
-/// L3, else a quarter of one last-level cache instance and at least twice the L2; never below
-/// 1 MiB, 4 MiB without cache figures.
+/// L3; else a quarter of one last-level cache instance (half of it with an L2 of 1 MiB or more,
+/// as on AMD Zen 4), at least twice the L2; never below 1 MiB, 4 MiB without cache figures.
 ///
 /// ```
 /// let cpu = cachecopy::cpu();

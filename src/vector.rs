@@ -61,6 +61,15 @@ pub(crate) unsafe trait Vector: Copy {
     /// before any other thread may read the bytes or the copy returns.
     unsafe fn stream(self, dst: *mut u8);
 
+    /// The register whose `i`-th 8-byte word, in memory order (`u64::from_ne_bytes` of those
+    /// bytes), is `word(i)`, for `i` in `0..BYTES / 8`: built in registers, never through memory
+    /// (a load of bytes just stored by narrower stores cannot be forwarded and waits for them to
+    /// commit, behind every queued streaming store: `kernel::gather`).
+    ///
+    /// # Safety
+    /// The CPU must support this backend.
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self;
+
     /// Loads the first `n < BYTES` bytes from `src` (the rest zero) without touching `src + n..`.
     ///
     /// # Safety
@@ -160,3 +169,70 @@ macro_rules! scalar {
     )*};
 }
 scalar!(u8, u16, u32, u64, u128);
+
+/// `V` with its byte-masked moves turned off: copies shorter than one register and the partial
+/// lines of streamed copies use overlapping unmasked moves of `V::Half` and narrower instead
+/// ([`Edges::Overlap`](crate::Edges::Overlap) on AVX-512; `docs/engine.md` says why). Every
+/// other operation is `V`'s own.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct Overlap<V>(V);
+
+// SAFETY: every method is `V`'s, so it moves `V::BYTES` bytes; `MASKED` is false, so the
+// masked-move defaults (which panic) are never called; `Half` is `V::Half`.
+unsafe impl<V: Vector> Vector for Overlap<V> {
+    const BYTES: usize = V::BYTES;
+    const STREAM_BYPASSES_CACHE: bool = V::STREAM_BYPASSES_CACHE;
+    const MASKED: bool = false;
+    type Half = V::Half;
+
+    #[inline(always)]
+    unsafe fn load(src: *const u8) -> Self {
+        // SAFETY: forwarded contract.
+        Overlap(unsafe { V::load(src) })
+    }
+    #[inline(always)]
+    unsafe fn splat(byte: u8) -> Self {
+        // SAFETY: forwarded contract.
+        Overlap(unsafe { V::splat(byte) })
+    }
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { self.0.store(dst) }
+    }
+    #[inline(always)]
+    unsafe fn store_aligned(self, dst: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { self.0.store_aligned(dst) }
+    }
+    #[inline(always)]
+    unsafe fn stream(self, dst: *mut u8) {
+        // SAFETY: forwarded contract (the caller fences).
+        unsafe { self.0.stream(dst) }
+    }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: forwarded contract.
+        Overlap(unsafe { V::from_words(word) })
+    }
+}
+
+// SAFETY: `V`'s own accumulator operations, which keep the congruence.
+unsafe impl<V: Checksum> Checksum for Overlap<V> {
+    #[inline(always)]
+    unsafe fn csum_zero() -> Self {
+        // SAFETY: forwarded contract.
+        Overlap(unsafe { V::csum_zero() })
+    }
+    #[inline(always)]
+    unsafe fn csum_add(acc: Self, v: Self) -> Self {
+        // SAFETY: forwarded contract.
+        Overlap(unsafe { V::csum_add(acc.0, v.0) })
+    }
+    #[inline(always)]
+    unsafe fn csum_reduce(acc: Self) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { V::csum_reduce(acc.0) }
+    }
+}

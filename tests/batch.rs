@@ -66,3 +66,58 @@ fn unfenced_raw_forms_then_fence() {
         }
     }
 }
+
+/// Transmit frames as a stack builds them: a 42-byte header at slot offset 0 and a 1472-byte
+/// payload at offset 42, 64 frames per batch into a page-aligned ring of 1536-byte slots, built
+/// with separate copies and with a gather of `[header, payload]`, on every engine this CPU
+/// runs; and the aligned shape (payload alone at offset 0). Every frame byte is checked, and so
+/// is every slot byte behind the frame (untouched).
+#[test]
+fn frames_with_a_header_at_offset_42_on_every_engine() {
+    use cachecopy::iter::{IoVec, Source};
+    use cachecopy::Engine;
+    const SLOT: usize = 1536;
+    let (hdr, payload) = (pattern(42, 3), pattern(1472, 4));
+    let frames = if miri() { 3 } else { 130 };
+    let engines: Vec<Engine> = if miri() {
+        vec![cachecopy::engine()]
+    } else {
+        Engine::supported().to_vec()
+    };
+    for e in engines {
+        for h in [42usize, 0] {
+            let len = h + payload.len();
+            for gather in [false, true] {
+                let mut ring = Guarded::new(frames * SLOT);
+                let ring = ring.at_start(frames * SLOT);
+                ring.fill(CANARY);
+                for group in ring.chunks_mut(64 * SLOT) {
+                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
+                        for slot in group.chunks_exact_mut(SLOT) {
+                            if gather {
+                                let segs = [IoVec::new(&hdr[..h]), IoVec::new(&payload)];
+                                let n =
+                                    b.copy_from_iter(&mut slot[..len], &mut Source::iovec(&segs));
+                                assert_eq!(n, len);
+                            } else {
+                                let (a, rest) = slot[..len].split_at_mut(h);
+                                b.copy(a, &hdr[..h]);
+                                b.copy(rest, &payload);
+                            }
+                        }
+                    })
+                    .unwrap();
+                }
+                for (i, slot) in ring.chunks_exact(SLOT).enumerate() {
+                    let what = format!("{e} header {h} gather {gather} frame {i}");
+                    assert_eq!(&slot[..h], &hdr[..h], "{what}: header");
+                    assert_eq!(&slot[h..len], &payload[..], "{what}: payload");
+                    assert!(
+                        slot[len..].iter().all(|&b| b == CANARY),
+                        "{what}: past the frame"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,41 +1,41 @@
 //! Every backend this CPU runs x every mode, against the reference (`copy_from_slice`/`fill`).
 
 mod common;
-use cachecopy::{copy, copy_with, copy_with_flush, fill, Backend, FlushOp, Mode};
+use cachecopy::{copy, copy_with, copy_with_flush, fill, Backend, Edges, Engine, FlushOp, Mode};
 use common::*;
 use quickcheck_macros::quickcheck;
 
 #[test]
 fn every_length_every_backend() {
-    for &b in Backend::supported() {
+    for b in engines() {
         table_all_lengths(b);
     }
 }
 
 #[test]
 fn all_offset_pairs_at_boundaries() {
-    for &b in Backend::supported() {
+    for b in engines() {
         table_offsets(b);
     }
 }
 
 #[test]
 fn large_sizes() {
-    for &b in Backend::supported() {
+    for b in engines() {
         table_large(b);
     }
 }
 
 #[test]
 fn fill_every_backend() {
-    for &b in Backend::supported() {
+    for b in engines() {
         table_fill(b);
     }
 }
 
 #[test]
 fn guard_pages() {
-    for &b in Backend::supported() {
+    for b in engines() {
         table_guard_pages(b);
     }
 }
@@ -45,9 +45,16 @@ fn dispatch_picks_the_best_supported() {
     let s = Backend::supported();
     assert!(!s.is_empty());
     assert_eq!(s[0], Backend::Generic);
-    if std::env::var_os("CACHECOPY_BACKEND").is_none() {
-        assert_eq!(Backend::active(), *s.last().unwrap());
+    if std::env::var_os("CACHECOPY_BACKEND").is_none()
+        && std::env::var_os("CACHECOPY_ENGINE").is_none()
+    {
+        // Not the widest backend: the engine the CPU's rule picks (docs/engine.md).
+        let (rule, why) = Engine::rule(&cachecopy::cpu());
+        assert_eq!(cachecopy::engine(), rule, "{why}");
+        assert_eq!(Backend::active(), rule.stream);
     }
+    assert!(s.contains(&cachecopy::engine().temporal));
+    assert!(s.contains(&cachecopy::engine().stream));
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         assert!(s.contains(&Backend::Sse2));
@@ -61,6 +68,66 @@ fn dispatch_picks_the_best_supported() {
         );
         assert!(!s.contains(&Backend::Neon));
     }
+}
+
+/// Every engine this CPU runs, mixed ones included: each job's entry points come from the
+/// backend the engine names (a table composed wrongly would still copy correctly, so the
+/// composition itself is checked through `engine()`-independent results: every mode, lengths
+/// on both sides of the streaming cut-over, odd offsets, canaries).
+#[test]
+fn every_engine_copies_and_fills() {
+    let lens: &[usize] = if miri() {
+        &[0, 33, 1100]
+    } else {
+        &[0, 1, 31, 63, 64, 100, 1023, 1024, 1514, 4099, 70_000]
+    };
+    let src = pattern(70_000 + 64, 9);
+    let mut dst = Vec::new();
+    let all = Engine::supported();
+    for &b in Backend::supported() {
+        assert!(all.contains(&Engine::uniform(b)), "{b} alone is an engine");
+    }
+    for &e in all {
+        for mode in Mode::ALL {
+            for &len in lens {
+                for (so, d_o) in [(0, 0), (3, 42), (61, 24)] {
+                    check_copy(e, mode, so, d_o, len, &src, &mut dst);
+                    check_fill(e, mode, d_o, len, 0x3c, &mut dst);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn engine_fields_normalise_and_print() {
+    let e = Engine::new(Backend::Avx2, Backend::Sse2, Edges::Masked);
+    assert_eq!(e.edges, Edges::Overlap, "no masks without AVX-512");
+    assert_eq!(Engine::from(Backend::Avx512).edges, Edges::Masked);
+    assert_eq!(
+        Engine::new(Backend::Avx2, Backend::Avx512, Edges::Overlap).to_string(),
+        "temporal avx2, stream avx512, edges overlap"
+    );
+    assert_eq!(Edges::from_name("MASKED"), Some(Edges::Masked));
+    assert_eq!(Edges::from_name("ragged"), None);
+}
+
+#[test]
+fn unsupported_engine_is_an_error_and_writes_nothing() {
+    let missing = [Backend::Avx512, Backend::Neon, Backend::Avx2, Backend::Sse2]
+        .into_iter()
+        .find(|b| !Backend::supported().contains(b))
+        .unwrap();
+    let mut dst = [9u8; 4096];
+    for e in [
+        Engine::new(missing, Backend::Generic, Edges::Overlap),
+        Engine::new(Backend::Generic, missing, Edges::Overlap),
+    ] {
+        assert!(cachecopy::copy_with_engine(e, &mut dst, &[1u8; 4096], Mode::NonTemporal).is_err());
+        assert!(cachecopy::fill_with_engine(e, &mut dst, 1, Mode::Temporal).is_err());
+        assert!(cachecopy::batch_with(e, Mode::NonTemporal, |_| ()).is_err());
+    }
+    assert!(dst.iter().all(|&b| b == 9));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use cachecopy::{Backend, Mode};
+use cachecopy::{Backend, Edges, Engine, Mode};
 
 mod common;
 
@@ -48,13 +48,13 @@ fn child_threads_race() {
                 barrier.wait();
                 cachecopy::copy(&mut dst, &src, Mode::ALL[i % 4]);
                 assert_eq!(dst, src);
-                Backend::active()
+                cachecopy::engine()
             })
         })
         .collect();
-    let picked: Vec<Backend> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    assert!(picked.iter().all(|&b| b == picked[0]), "{picked:?}");
-    assert_eq!(picked[0], *Backend::supported().last().unwrap());
+    let picked: Vec<Engine> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(picked.iter().all(|&e| e == picked[0]), "{picked:?}");
+    assert_eq!(picked[0], Engine::rule(&cachecopy::cpu()).0);
 }
 
 #[test]
@@ -88,8 +88,84 @@ fn env_forces_each_supported_backend() {
 }
 
 #[test]
+#[ignore = "run in a child"]
+fn child_expect_engine() {
+    let want = std::env::var("EXPECT_ENGINE").unwrap();
+    assert_eq!(cachecopy::engine().to_string(), want);
+    for len in [0, 22, 42, 1472, 3000, 70_000] {
+        let src: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+        for mode in Mode::ALL {
+            let mut dst = vec![0u8; len + 42];
+            cachecopy::copy(&mut dst[42..], &src, mode);
+            assert_eq!(dst[42..], src[..]);
+            cachecopy::fill(&mut dst[..len], 0x77, mode);
+            assert!(dst[..len].iter().all(|&b| b == 0x77));
+        }
+    }
+}
+
+/// `CACHECOPY_ENGINE` sets the engine field by field, over the rule and over
+/// `CACHECOPY_BACKEND`; a bad field is reported once and the others are kept.
+#[test]
+fn env_sets_the_engine_field_by_field() {
+    let rule = Engine::rule(&cachecopy::cpu()).0;
+    let widest = *Backend::supported().last().unwrap();
+    // (variables, the engine expected, whether one warning is expected)
+    type Case = (Vec<(&'static str, String)>, Engine, bool);
+    let mut cases: Vec<Case> = vec![
+        (
+            vec![("CACHECOPY_ENGINE", "body=generic".into())],
+            Engine::new(Backend::Generic, Backend::Generic, rule.edges),
+            false,
+        ),
+        (
+            vec![(
+                "CACHECOPY_ENGINE",
+                format!("temporal=generic, stream={widest}"),
+            )],
+            Engine::new(Backend::Generic, widest, rule.edges),
+            false,
+        ),
+        (
+            vec![
+                ("CACHECOPY_BACKEND", "generic".into()),
+                ("CACHECOPY_ENGINE", format!("stream={widest}")),
+            ],
+            Engine::new(Backend::Generic, widest, rule.edges),
+            false,
+        ),
+        (
+            vec![("CACHECOPY_ENGINE", "stream=sse9,temporal=generic,,".into())],
+            Engine::new(Backend::Generic, rule.stream, rule.edges),
+            true,
+        ),
+        (vec![("CACHECOPY_ENGINE", "speed=max".into())], rule, true),
+    ];
+    if widest == Backend::Avx512 {
+        for edges in [Edges::Masked, Edges::Overlap] {
+            cases.push((
+                vec![("CACHECOPY_ENGINE", format!("body=avx512,edges={edges}"))],
+                Engine::new(Backend::Avx512, Backend::Avx512, edges),
+                false,
+            ));
+        }
+    }
+    for (env, want, warns) in cases {
+        let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let want_s = want.to_string();
+        vars.push(("EXPECT_ENGINE", &want_s));
+        let err = child("child_expect_engine", &vars);
+        assert_eq!(
+            err.matches("cachecopy: ignoring CACHECOPY_ENGINE").count(),
+            usize::from(warns),
+            "{env:?}: {err}"
+        );
+    }
+}
+
+#[test]
 fn env_refuses_unknown_and_unsupported_backends_once() {
-    let best = Backend::supported().last().unwrap().name();
+    let best = Engine::rule(&cachecopy::cpu()).0.stream.name();
     let mut refused = vec!["sse9".to_string()];
     for b in [Backend::Avx512, Backend::Neon, Backend::Avx2] {
         if !Backend::supported().contains(&b) {

@@ -254,6 +254,11 @@ fn environments() -> Vec<Env> {
     }
     // A calibration at detection (timed copies on mmap'd buffers, inside the first call).
     envs.push(one("CACHECOPY_NT_THRESHOLD", b"calibrate"));
+    // A CACHECOPY_TUNE line, parsed in place at detection; its one bad field is the warning.
+    envs.push(one(
+        "CACHECOPY_TUNE",
+        b"nt=16M,fill_nt=16M,bad=1,rep_movsb=never,fill_rep=2K",
+    ));
     // Every variable bad at once (one warning, whichever comes first), and every one valid.
     envs.push(VARS.iter().map(|&k| (k, b"x".to_vec())).collect());
     envs.push(vec![

@@ -96,6 +96,10 @@ unsafe impl Vector for XPair {
             }
         }
     }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        XPair(word(0), word(1))
+    }
 }
 
 // SAFETY: two independent end-around-carry 64-bit sums, which never wrap and each stay

@@ -12,8 +12,8 @@
 //!   from the two adjacent 16-byte moves itself, so no assembly is needed for the temporal path.
 
 use core::arch::aarch64::{
-    uint8x16_t, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_u8, vpadalq_u32, vreinterpretq_u32_u8,
-    vreinterpretq_u64_u8, vreinterpretq_u8_u64, vst1q_u8,
+    uint8x16_t, vcombine_u64, vcreate_u64, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_u8,
+    vpadalq_u32, vreinterpretq_u32_u8, vreinterpretq_u64_u8, vreinterpretq_u8_u64, vst1q_u8,
 };
 
 use crate::vector::{add64, Checksum, Vector};
@@ -66,6 +66,11 @@ unsafe impl Vector for uint8x16_t {
                 }
             }
         }
+    }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: NEON is baseline here; register-only.
+        unsafe { vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(word(0)), vcreate_u64(word(1)))) }
     }
 }
 
@@ -139,6 +144,16 @@ unsafe impl Vector for Pair {
                     )
                 }
             }
+        }
+    }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: NEON is baseline here.
+        unsafe {
+            Pair(
+                uint8x16_t::from_words(&word),
+                uint8x16_t::from_words(|i| word(i + 2)),
+            )
         }
     }
 }

@@ -36,6 +36,18 @@ unsafe impl Vector for __m256i {
         // SAFETY: 32 writable, 32-aligned bytes; the kernel runs `sfence` before returning.
         unsafe { _mm256_stream_si256(dst.cast(), self) }
     }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: AVX2 present (caller); register-only.
+        unsafe {
+            _mm256_set_epi64x(
+                word(3) as i64,
+                word(2) as i64,
+                word(1) as i64,
+                word(0) as i64,
+            )
+        }
+    }
 }
 
 // SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within

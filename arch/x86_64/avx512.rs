@@ -56,6 +56,22 @@ unsafe impl Vector for __m512i {
         // SAFETY: `n` writable bytes; masked-off lanes are not written.
         unsafe { _mm512_mask_storeu_epi8(dst.cast(), prefix_mask(n), self) }
     }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: AVX-512F present (caller); register-only.
+        unsafe {
+            _mm512_set_epi64(
+                word(7) as i64,
+                word(6) as i64,
+                word(5) as i64,
+                word(4) as i64,
+                word(3) as i64,
+                word(2) as i64,
+                word(1) as i64,
+                word(0) as i64,
+            )
+        }
+    }
 }
 
 // SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within

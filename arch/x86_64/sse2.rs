@@ -45,6 +45,11 @@ unsafe impl Vector for __m128i {
             _mm_stream_si128(dst.cast(), self)
         }
     }
+    #[inline(always)]
+    unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
+        // SAFETY: SSE2 present (caller); register-only.
+        unsafe { _mm_set_epi64x(word(1) as i64, word(0) as i64) }
+    }
 }
 
 // SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within

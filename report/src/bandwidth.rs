@@ -30,13 +30,25 @@ pub fn section(s: &mut Session, kind: Kind) -> Vec<Cell> {
     let cells = measure::table(
         &kind.ops(),
         sizes,
+        s.dst_offset,
         s.src.as_slice(),
         &mut s.arena,
         s.plan.samples,
         s.plan.sample_bytes,
         tick,
     );
-    s.print(&print(heading, baseline, &cells, s.arena.len()));
+    let mut text = print(heading, baseline, &cells, s.arena.len());
+    if s.dst_offset != 0 {
+        text = text.replacen(
+            "\n",
+            &format!(
+                " (every destination {} bytes past a slot's start)\n",
+                s.dst_offset
+            ),
+            1,
+        );
+    }
+    s.print(&text);
     cells
 }
 

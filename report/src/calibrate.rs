@@ -1,5 +1,8 @@
 //! Section 5: where `Auto` should switch to streaming stores on this machine, measured, for
-//! copies and for fills (a fill has no source stream, so its crossover is its own).
+//! copies and for fills (a fill has no source stream, so its crossover is its own), beside what
+//! the library's own `cachecopy::calibrate()` measured in the same run: its ratio at every size
+//! it tried (the same figure, NonTemporal ÷ Temporal into a hot destination), its decision and
+//! whether that agrees with this sweep's within 2x, and its string-instruction thresholds.
 
 use cachecopy::Mode;
 use serde::Serialize;
@@ -40,11 +43,52 @@ pub struct Calibration {
     /// glibc `memcpy`'s own switch to streaming stores (copies only).
     pub glibc: Option<usize>,
     /// What the library's own `cachecopy::calibrate()` found on this run (the function
-    /// `CACHECOPY_NT_THRESHOLD=calibrate` runs at start-up): its threshold for this kind, or
-    /// `None` when it kept the built-in rule.
-    pub library: Option<usize>,
+    /// `CACHECOPY_NT_THRESHOLD=calibrate` runs at start-up).
+    pub library: Library,
+}
+
+/// One `cachecopy::calibrate()` sweep, as the report shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LibrarySweep {
+    /// The threshold it decided (`usize::MAX`: never), or `None`: the built-in rule stays.
+    pub decided: Option<usize>,
+    /// Why (`cachecopy::Outcome`).
+    pub outcome: String,
+    /// Every size it measured: (size, median ratio, rounds the candidate won, rounds).
+    pub points: Vec<(usize, f64, u32, u32)>,
+}
+
+impl LibrarySweep {
+    fn of(s: &cachecopy::Sweep) -> LibrarySweep {
+        LibrarySweep {
+            decided: s.decided,
+            outcome: s.outcome.to_string(),
+            points: s
+                .points()
+                .iter()
+                .filter(|p| p.rounds > 0)
+                .map(|p| (p.size, p.ratio, p.wins, p.rounds))
+                .collect(),
+        }
+    }
+}
+
+/// `cachecopy::calibrate()`'s part of a section.
+#[derive(Clone, Debug, Serialize)]
+pub struct Library {
+    /// The NT sweep of this kind (hot destination, NonTemporal ÷ Temporal).
+    pub nt: LibrarySweep,
+    /// Whether its decision is within 2x of this section's recommendation (`None` when either
+    /// has none).
+    pub agrees: Option<bool>,
+    /// The string-instruction sweep of this kind (`rep movsb` for copies, `rep stosb` for
+    /// fills; cold destination, string ÷ vector loop).
+    pub rep: LibrarySweep,
+    /// The string-instruction threshold in force (`rep_movsb_threshold()` or
+    /// `fill_rep_threshold()`).
+    pub rep_builtin: usize,
     /// How long `cachecopy::calibrate()` took, in milliseconds.
-    pub library_ms: f64,
+    pub ms: f64,
 }
 
 /// The smallest size from which streaming does not lose, given (size, NonTemporal ÷ Temporal)
@@ -77,8 +121,15 @@ pub fn recommend(cold: Option<usize>, hot: Option<usize>) -> Option<usize> {
     hot.or(cold.map(|c| c.saturating_mul(4)))
 }
 
-/// Measures and prints section 5 (`Kind::Copy`) or 5b (`Kind::Fill`).
-pub fn section(s: &mut Session, kind: Kind) -> Calibration {
+/// Whether two thresholds are within 2x of each other.
+pub fn within_2x(a: usize, b: usize) -> bool {
+    let (lo, hi) = (a.min(b), a.max(b));
+    hi / 2 <= lo
+}
+
+/// Measures and prints section 5 (`Kind::Copy`) or 5b (`Kind::Fill`), beside `lib`, a
+/// `cachecopy::calibrate()` of this run.
+pub fn section(s: &mut Session, kind: Kind, lib: &cachecopy::Calibration) -> Calibration {
     s.start(match kind {
         Kind::Copy => "5. Auto calibration",
         Kind::Fill => "5b. Auto calibration, fills",
@@ -86,7 +137,6 @@ pub fn section(s: &mut Session, kind: Kind) -> Calibration {
     let tick = s.ticker();
     let p = &s.plan;
     let glibc = s.machine.glibc.as_ref().map(|g| g.nt_threshold);
-    let lib = cachecopy::calibrate();
     let mut c = run(
         kind,
         &p.calib_sizes,
@@ -97,13 +147,32 @@ pub fn section(s: &mut Session, kind: Kind) -> Calibration {
         glibc,
         tick,
     );
-    c.library = match kind {
-        Kind::Copy => lib.copy,
-        Kind::Fill => lib.fill,
-    };
-    c.library_ms = lib.elapsed.as_secs_f64() * 1e3;
+    c.library = library(kind, lib, c.recommended);
     s.print(&print(&c));
     c
+}
+
+/// `lib`'s sweeps of `kind`, compared with the recommendation `recommended`.
+fn library(kind: Kind, lib: &cachecopy::Calibration, recommended: Option<usize>) -> Library {
+    let (nt, rep, rep_builtin) = match kind {
+        Kind::Copy => (
+            &lib.copy_sweep,
+            &lib.rep_movsb_sweep,
+            cachecopy::rep_movsb_threshold(),
+        ),
+        Kind::Fill => (
+            &lib.fill_sweep,
+            &lib.fill_rep_sweep,
+            cachecopy::fill_rep_threshold(),
+        ),
+    };
+    Library {
+        nt: LibrarySweep::of(nt),
+        agrees: nt.decided.zip(recommended).map(|(a, b)| within_2x(a, b)),
+        rep: LibrarySweep::of(rep),
+        rep_builtin,
+        ms: lib.elapsed.as_secs_f64() * 1e3,
+    }
 }
 
 /// NonTemporal ÷ Temporal of `kind` at every size into cold, then hot destinations, and the
@@ -149,8 +218,21 @@ fn run(
         recommended: recommend(crossover_cold, crossover_hot),
         builtin: kind.threshold().1,
         glibc: glibc.filter(|_| kind == Kind::Copy),
-        library: None,
-        library_ms: 0.0,
+        library: Library {
+            nt: LibrarySweep {
+                decided: None,
+                outcome: String::new(),
+                points: Vec::new(),
+            },
+            agrees: None,
+            rep: LibrarySweep {
+                decided: None,
+                outcome: String::new(),
+                points: Vec::new(),
+            },
+            rep_builtin: usize::MAX,
+            ms: 0.0,
+        },
     }
 }
 
@@ -165,12 +247,29 @@ fn print(c: &Calibration) -> String {
             "5b. Auto calibration, fills (zero): NonTemporal / Temporal, paired per round\n"
         }
     });
-    let mut sizes = text::distinct(c.points.iter().map(|p| p.size));
+    let lib = &c.library;
+    let mut sizes = text::distinct(
+        c.points
+            .iter()
+            .map(|p| p.size)
+            .chain(lib.nt.points.iter().map(|p| p.0)),
+    );
     sizes.sort_unstable();
-    let cols = [("cold dst", Dest::Cold), ("hot dst", Dest::Hot)];
-    s.push_str(&text::by_size("size", &sizes, &cols, |sz, d| {
-        let p = c.points.iter().find(|p| p.size == sz && p.dest == d)?;
-        Some(ratio(&p.ratio))
+    // `None`: the library's column.
+    let cols = [
+        ("cold dst", Some(Dest::Cold)),
+        ("hot dst", Some(Dest::Hot)),
+        ("calibrate() hot", None),
+    ];
+    s.push_str(&text::by_size("size", &sizes, &cols, |sz, d| match d {
+        Some(d) => {
+            let p = c.points.iter().find(|p| p.size == sz && p.dest == d)?;
+            Some(ratio(&p.ratio))
+        }
+        None => {
+            let &(_, r, wins, rounds) = lib.nt.points.iter().find(|p| p.0 == sz)?;
+            Some(format!("{r:.2}x {wins}/{rounds}"))
+        }
     }));
     let opt = |v: Option<usize>| v.map_or("none in range".to_string(), size);
     let crossover = format!(
@@ -194,25 +293,60 @@ fn print(c: &Calibration) -> String {
         c.kind.threshold().0
     );
     field(&mut s, "built-in", builtin);
-    let library = match c.library {
-        Some(t) => format!(
-            "{} in {:.0} ms (cachecopy::calibrate(); CACHECOPY_NT_THRESHOLD=calibrate applies it at \
-             start-up)",
+    let library = match (lib.nt.decided, lib.agrees) {
+        (Some(t), agrees) => format!(
+            "{} in {:.0} ms ({}; CACHECOPY_NT_THRESHOLD=calibrate applies it at start-up)",
             size(t),
-            c.library_ms
+            lib.ms,
+            match agrees {
+                Some(true) => "agrees with the recommendation within 2x",
+                Some(false) => "DISAGREES with the recommendation by more than 2x",
+                None => "no recommendation to compare",
+            }
         ),
-        None => format!(
-            "undecided in {:.0} ms: too noisy, the built-in rule stays (cachecopy::calibrate())",
-            c.library_ms
+        (None, _) => format!(
+            "undecided in {:.0} ms ({}): the built-in rule stays",
+            lib.ms, lib.nt.outcome
         ),
     };
     field(&mut s, "calibrate()", library);
+    let rep_name = match c.kind {
+        Kind::Copy => "rep movsb",
+        Kind::Fill => "rep stosb",
+    };
+    if !lib.rep.points.is_empty() {
+        let pts: Vec<String> = lib
+            .rep
+            .points
+            .iter()
+            .map(|&(sz, r, _, _)| format!("{} {r:.2}x", size(sz)))
+            .collect();
+        let rep = format!(
+            "calibrate(): {} (built-in {}); string ÷ vector loop, cold destination: {}",
+            match lib.rep.decided {
+                Some(t) => threshold(t),
+                None => format!("undecided ({}), the built-in rule stays", lib.rep.outcome),
+            },
+            threshold(lib.rep_builtin),
+            pts.join(", ")
+        );
+        field(&mut s, rep_name, rep);
+    }
     if let Some(g) = c.glibc {
         let glibc = format!("{} (memcpy's own switch to streaming stores)", size(g));
         field(&mut s, "glibc", glibc);
     }
     s.push('\n');
     s
+}
+
+/// A threshold as text: a size, or `never`.
+fn threshold(t: usize) -> String {
+    if t > isize::MAX as usize {
+        "never".into()
+    } else {
+        size(t)
+    }
 }
 
 #[cfg(test)]
@@ -285,14 +419,26 @@ mod tests {
             recommended: Some(32768),
             builtin: 1 << 20,
             glibc: None,
-            library: Some(2 << 20),
-            library_ms: 60.0,
+            library: Library {
+                nt: LibrarySweep {
+                    decided: Some(16384),
+                    outcome: "decided".into(),
+                    points: vec![(4096, 0.75, 0, 2), (16384, 1.5, 2, 2)],
+                },
+                agrees: Some(true),
+                rep: LibrarySweep {
+                    decided: Some(usize::MAX),
+                    outcome: "never wins in the sizes tried".into(),
+                    points: vec![(1024, 0.5, 0, 2)],
+                },
+                rep_builtin: 2048,
+                ms: 60.0,
+            },
         };
         let t = print(&c);
         assert!(t.starts_with("5b. Auto calibration, fills"), "{t}");
         // Sorted by size; a missing point is an empty cell.
         assert!(t.find("4 KiB").unwrap() < t.find("8 KiB").unwrap(), "{t}");
-        assert!(t.contains("0.50x    0.25x\n"), "{t}");
         assert!(t.contains("1.25x"), "{t}");
         assert!(t.contains("hot destination none in range"), "{t}");
         assert!(
@@ -301,6 +447,22 @@ mod tests {
         );
         assert!(t.contains("1 MiB (cachecopy::fill_nt_threshold())"), "{t}");
         assert!(!t.contains("   glibc  "), "{t}");
+        // The library's own ratios beside the sweep's, in the same rows.
+        assert!(t.contains("0.50x    0.25x        0.75x 0/2\n"), "{t}");
+        assert!(t.contains("16 KiB") && t.contains("1.50x 2/2"), "{t}");
+        assert!(t.contains("16 KiB in 60 ms (agrees"), "{t}");
+        assert!(
+            t.contains("rep stosb      calibrate(): never (built-in 2 KiB)"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn agreement_is_within_2x() {
+        assert!(within_2x(2 << 20, 4 << 20));
+        assert!(within_2x(4 << 20, 2 << 20));
+        assert!(!within_2x(2 << 20, 8 << 20));
+        assert!(within_2x(3, 3));
     }
 
     #[test]

@@ -19,6 +19,8 @@ Options:
   --sizes LIST        sizes for the copy and fill tables, comma-separated, with optional
                       K/M/G suffixes (KiB/MiB/GiB), e.g. 64,4K,1M,256M
   --iterations N      samples per figure (default 11, 5 with --quick)
+  --dst-offset N      put every destination of the copy and fill tables N bytes (0-4095) past
+                      its slot's start, as a buffer behind a header is (e.g. 24)
   -h, --help          print this help
 
 Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto thresholds (CACHECOPY_FILL_NT_THRESHOLD
@@ -52,6 +54,8 @@ pub struct Options {
     pub svg: Option<PathBuf>,
     pub sizes: Option<Vec<usize>>,
     pub iterations: Option<usize>,
+    /// `--dst-offset`: bytes every copy and fill destination of sections 2 and 6 is shifted by.
+    pub dst_offset: usize,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -73,6 +77,7 @@ where
         svg: None,
         sizes: None,
         iterations: None,
+        dst_offset: 0,
     };
     let mut seen_command = false;
     let mut p = lexopt::Parser::from_args(args);
@@ -96,6 +101,14 @@ where
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| format!("--iterations: expected a positive count, got {v:?}"))?;
                 opts.iterations = Some(n);
+            }
+            Long("dst-offset") => {
+                let v = p.value().map_err(|e| e.to_string())?;
+                opts.dst_offset = v
+                    .to_str()
+                    .and_then(|s| s.trim().parse().ok())
+                    .filter(|&n| n < 4096)
+                    .ok_or_else(|| format!("--dst-offset: expected 0 to 4095 bytes, got {v:?}"))?;
             }
             Value(v) if !seen_command && v == "report" => seen_command = true,
             Value(v) => return Err(format!("unexpected argument {v:?}")),
@@ -206,6 +219,11 @@ mod tests {
             .unwrap_err()
             .contains("--iterations"));
         assert!(opts(&["--sizes", "4Q"]).unwrap_err().contains("4Q"));
+        assert_eq!(opts(&["--dst-offset", "24"]).unwrap().dst_offset, 24);
+        assert_eq!(opts(&["report"]).unwrap().dst_offset, 0);
+        assert!(opts(&["--dst-offset", "4096"])
+            .unwrap_err()
+            .contains("0 to 4095"));
         assert!(opts(&["--sizes", ","]).is_err());
         assert!(opts(&["--sizes", "2G"]).unwrap_err().contains("1 GiB"));
         assert!(opts(&["--quick=yes"]).is_err());

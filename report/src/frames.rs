@@ -1,15 +1,29 @@
-//! Section 7: transmit frames. 1472-byte payloads are copied into the 1536-byte slots of a
-//! frame ring, as a network stack builds frames for the device: call by call with `Temporal`,
-//! call by call with `NonTemporal` (a fence per frame), and `NonTemporal` in batches of 64
-//! frames (`cachecopy::batch`, one fence per batch). Two rings: one larger than the L2 (the
-//! frames have left the core's cache when the slot comes round again) and one larger than the
-//! last-level cache (they have left every cache). Each variant has a ring of its own, so each
-//! sees the cache state it leaves itself, as a program that picked one mode would.
+//! Section 7: transmit frames, built the way a network stack builds them: a 42-byte Ethernet +
+//! IPv4 + UDP header at the start of a 1536-byte ring slot and the 1472-byte payload at offset
+//! 42 behind it (`cachecopy_arena::frame`), and, as a second row, a line-aligned payload with
+//! no header.
+//!
+//! Variants, each on a page-aligned ring of its own (so each sees the cache state it leaves
+//! itself, as a program that picked one way would): `Temporal` copies of header and payload;
+//! per-call `NonTemporal` (a fence per frame); the same two copies batched 64 frames per fence
+//! (`cachecopy::batch`); a batched gather of `[header, payload]` (`Batch::copy_from_iter`); and
+//! the two references, glibc `memcpy` of header and payload and the limit, a plain loop
+//! streaming the frame's whole lines from a prebuilt image. Two rings: one larger than the L2,
+//! one larger than the last-level cache. Every figure is a median of ns per frame over
+//! interleaved rounds, with its ratio to glibc and to the limit paired per round.
+//!
+//! Section 7b runs the batched copies, the gather and `Temporal` on every engine the CPU offers
+//! (`cachecopy::Engine::supported`, each register set alone, AVX-512 with either edge store),
+//! beside the limit on the larger ring: the evidence behind the engine rule (`docs/engine.md`).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use serde::Serialize;
+
+use cachecopy::iter::{IoVec, Source};
+use cachecopy::{Backend, Engine, Mode};
+use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
 use crate::machine::Machine;
 use crate::measure::Buf;
@@ -17,54 +31,90 @@ use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
 
-use cachecopy::Mode;
-
-/// Payload bytes per frame (a 1500-byte MTU less IPv4 and UDP headers).
-pub const PAYLOAD: usize = 1472;
-/// Bytes per ring slot.
-pub const SLOT: usize = 1536;
-/// Frames per batch in the batched variant.
-pub const BATCH: usize = 64;
-
-/// How a variant copies its frames.
+/// How a variant builds its frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Variant {
-    Temporal,
-    NonTemporal,
-    Batched,
+    /// glibc `memcpy` of header and payload.
+    Glibc,
+    /// The frame's whole lines streamed from an image: the limit.
+    Limit,
+    /// `Temporal` copies of header and payload.
+    Temporal(Engine),
+    /// `NonTemporal` copies, a fence per frame.
+    NonTemporal(Engine),
+    /// `NonTemporal` copies, 64 frames per fence.
+    Batched(Engine),
+    /// A `NonTemporal` gather of `[header, payload]`, 64 frames per fence.
+    Gather(Engine),
 }
 
 impl Variant {
-    const ALL: [Variant; 3] = [Variant::Temporal, Variant::NonTemporal, Variant::Batched];
-
     fn name(self) -> &'static str {
         match self {
-            Variant::Temporal => "Temporal",
-            Variant::NonTemporal => "NonTemporal",
-            Variant::Batched => "NonTemporal batched",
+            Variant::Glibc => "glibc memcpy",
+            Variant::Limit => "limit",
+            Variant::Temporal(_) => "Temporal",
+            Variant::NonTemporal(_) => "NonTemporal",
+            Variant::Batched(_) => "NT batched",
+            Variant::Gather(_) => "NT gather",
         }
     }
 
-    /// Copies `src` into the payload of every slot of `slots`.
-    fn run(self, slots: &mut [u8], src: &[u8]) {
+    /// Builds a frame of `shape` in every slot of `slots` (whole batches).
+    fn run(self, shape: Shape, slots: &mut [u8], p: &Pieces) {
+        let (h, len) = (shape.header(), shape.bytes());
+        let hdr = &p.hdr[..h];
         match self {
-            Variant::Temporal | Variant::NonTemporal => {
-                let mode = if self == Variant::Temporal {
+            Variant::Glibc => {
+                for slot in slots.chunks_exact_mut(SLOT) {
+                    frame::memcpy(&mut slot[..h], hdr);
+                    frame::memcpy(&mut slot[h..len], &p.payload);
+                }
+            }
+            Variant::Limit => {
+                let image = shape.image(&p.hdr, &p.payload);
+                for group in slots.chunks_mut(BATCH * SLOT) {
+                    for slot in group.chunks_exact_mut(SLOT) {
+                        frame::stream_lines(&mut slot[..image.len()], &image);
+                    }
+                    frame::fence();
+                }
+            }
+            Variant::Temporal(e) | Variant::NonTemporal(e) => {
+                let mode = if matches!(self, Variant::Temporal(_)) {
                     Mode::Temporal
                 } else {
                     Mode::NonTemporal
                 };
                 for slot in slots.chunks_exact_mut(SLOT) {
-                    cachecopy::copy(&mut slot[..PAYLOAD], src, mode);
+                    let (a, b) = slot[..len].split_at_mut(h);
+                    cachecopy::copy_with_engine(e, a, hdr, mode).expect("a supported engine");
+                    cachecopy::copy_with_engine(e, b, &p.payload, mode).expect("supported");
                 }
             }
-            Variant::Batched => {
+            Variant::Batched(e) => {
                 for group in slots.chunks_mut(BATCH * SLOT) {
-                    cachecopy::batch(Mode::NonTemporal, |b| {
+                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
-                            b.copy(&mut slot[..PAYLOAD], src);
+                            let (a, rest) = slot[..len].split_at_mut(h);
+                            b.copy(a, hdr);
+                            b.copy(rest, &p.payload);
                         }
-                    });
+                    })
+                    .expect("a supported engine");
+                }
+            }
+            Variant::Gather(e) => {
+                let segs = [IoVec::new(hdr), IoVec::new(&p.payload)];
+                let segs = if h == 0 { &segs[1..] } else { &segs[..] };
+                for group in slots.chunks_mut(BATCH * SLOT) {
+                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
+                        for slot in group.chunks_exact_mut(SLOT) {
+                            let n = b.copy_from_iter(&mut slot[..len], &mut Source::iovec(segs));
+                            debug_assert_eq!(n, len);
+                        }
+                    })
+                    .expect("a supported engine");
                 }
             }
         }
@@ -72,30 +122,55 @@ impl Variant {
     }
 }
 
-/// One ring size, every variant.
+/// The bytes every variant copies.
+struct Pieces {
+    hdr: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+impl Pieces {
+    fn new(src: &[u8]) -> Pieces {
+        Pieces {
+            hdr: src[PAYLOAD..PAYLOAD + HEADER].to_vec(),
+            payload: src[..PAYLOAD].to_vec(),
+        }
+    }
+}
+
+/// One ring size and frame shape, every variant.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// Bytes of each ring.
     pub ring: usize,
+    /// The frame shape.
+    pub shape: &'static str,
     /// Variant names, in the order of the figures below.
-    pub variants: Vec<&'static str>,
+    pub variants: Vec<String>,
     /// Nanoseconds per frame, per variant.
     pub ns_per_frame: Vec<Summary>,
-    /// Time per frame ÷ `Temporal`'s, per round, per variant (below 1: faster).
-    pub vs_temporal: Vec<Summary>,
+    /// Time per frame ÷ glibc `memcpy`'s, per round, per variant (below 1: faster).
+    pub vs_glibc: Vec<Summary>,
+    /// Time per frame ÷ the limit's, per round, per variant (1: at the limit).
+    pub vs_limit: Vec<Summary>,
 }
 
 /// Section 7's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Frames {
+    /// Header bytes in front of the payload (the `Header` shape).
+    pub header: usize,
     /// Payload bytes per frame.
     pub payload: usize,
     /// Slot bytes per frame.
     pub slot: usize,
     /// Frames per batch.
     pub batch: usize,
-    /// A row per ring size.
+    /// The active engine.
+    pub engine: String,
+    /// A row per ring size and shape (active engine).
     pub rows: Vec<Row>,
+    /// 7b: the larger ring, header shape, a row per engine.
+    pub engines: Vec<Row>,
 }
 
 /// The two ring sizes: 4 x the L2 (at least 8 MiB) and 4 x the last-level cache (at least
@@ -115,141 +190,288 @@ fn rings(machine: &Machine, tiny: bool) -> Vec<usize> {
     ]
 }
 
+/// The engines 7b compares: each vector register set alone (AVX-512 with both edge stores),
+/// and the active engine if it mixes them. The word backend is left out (it has no vector
+/// stores; section 2 measures it).
+fn engines() -> Vec<Engine> {
+    let mut v: Vec<Engine> = Engine::supported()
+        .iter()
+        .copied()
+        .filter(|e| e.temporal == e.stream && e.stream != Backend::Generic)
+        .collect();
+    if !v.contains(&cachecopy::engine()) {
+        v.push(cachecopy::engine());
+    }
+    v
+}
+
 /// Measures and prints section 7.
 pub fn section(s: &mut Session) -> Frames {
     s.start("7. frames");
     let tiny = s.plan.sample_bytes < (1 << 20);
     let rings = rings(s.machine, tiny);
-    let frames_per_sample = if tiny { 2 * BATCH } else { 16 * 1024 };
-    let src = &s.src.as_slice()[..PAYLOAD];
-    let rows = rings
-        .iter()
-        .map(|&ring| measure(ring, src, s.plan.samples.max(3), frames_per_sample))
+    let per_sample = if tiny { 2 * BATCH } else { 16 * 1024 };
+    let samples = s.plan.samples.max(3);
+    let p = Pieces::new(s.src.as_slice());
+    let e = cachecopy::engine();
+    let main = [
+        Variant::Glibc,
+        Variant::Limit,
+        Variant::Temporal(e),
+        Variant::NonTemporal(e),
+        Variant::Batched(e),
+        Variant::Gather(e),
+    ];
+    let mut rows = Vec::new();
+    for &ring in &rings {
+        for shape in Shape::ALL {
+            rows.push(measure(ring, shape, &main, &p, samples, per_sample));
+        }
+    }
+    let big = *rings.last().expect("two rings");
+    let engines = engines()
+        .into_iter()
+        .map(|e| {
+            let vs = [
+                Variant::Glibc,
+                Variant::Limit,
+                Variant::Temporal(e),
+                Variant::Batched(e),
+                Variant::Gather(e),
+            ];
+            let mut r = measure(big, Shape::Header, &vs, &p, samples, per_sample);
+            r.shape = Shape::Header.name();
+            r.variants.insert(0, e.to_string());
+            r
+        })
         .collect();
     let frames = Frames {
+        header: HEADER,
         payload: PAYLOAD,
         slot: SLOT,
         batch: BATCH,
+        engine: e.to_string(),
         rows,
+        engines,
     };
     s.print(&print(&frames));
     frames
 }
 
 /// `samples` rounds; each runs `per_sample` frames of every variant in a fresh order, each on
-/// its own ring, continuing where that variant's last round stopped.
-fn measure(ring: usize, src: &[u8], samples: usize, per_sample: usize) -> Row {
+/// its own ring, continuing where that variant's last round stopped. The first two variants
+/// must be glibc and the limit (the ratios' bases).
+fn measure(
+    ring: usize,
+    shape: Shape,
+    variants: &[Variant],
+    p: &Pieces,
+    samples: usize,
+    per_sample: usize,
+) -> Row {
+    assert_eq!(variants[..2], [Variant::Glibc, Variant::Limit]);
     let per_sample = per_sample.div_ceil(BATCH) * BATCH;
-    let mut rings: Vec<(Buf, usize)> = Variant::ALL
-        .iter()
-        .map(|_| (Buf::new(ring, 0), 0))
-        .collect();
-    let step = |v: usize, rings: &mut Vec<(Buf, usize)>| {
+    let mut rings: Vec<(Buf, usize)> = variants.iter().map(|_| (Buf::new(ring, 0), 0)).collect();
+    let mut step = |v: usize| {
         let (buf, next) = &mut rings[v];
         let slots = buf.len() / SLOT;
         let mut done = 0;
         while done < per_sample {
             let n = (per_sample - done).min(slots - *next);
             let range = *next * SLOT..(*next + n) * SLOT;
-            Variant::ALL[v].run(&mut buf.as_mut_slice()[range], src);
+            variants[v].run(shape, &mut buf.as_mut_slice()[range], p);
             *next = (*next + n) % slots;
             done += n;
         }
     };
-    // Every ring written once in its own mode, so each timed frame finds the state its own
+    // Every ring written once in its own way, so each timed frame finds the state its own
     // variant left a ring ago.
-    for v in 0..Variant::ALL.len() {
-        let slots = rings[v].0.len() / SLOT;
+    let slots = ring / SLOT;
+    for v in 0..variants.len() {
         for _ in 0..slots.div_ceil(per_sample) {
-            step(v, &mut rings);
+            step(v);
         }
     }
-    let mut ns = vec![Vec::new(); Variant::ALL.len()];
+    let n = variants.len();
+    let mut ns = vec![Vec::new(); n];
     for round in 0..samples {
-        let mut order = [0usize, 1, 2];
-        order.rotate_left(round % 3);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.rotate_left(round % n);
         if round % 2 == 1 {
             order.reverse();
         }
         for v in order {
             let t = Instant::now();
-            step(v, &mut rings);
+            step(v);
             ns[v].push(t.elapsed().as_nanos() as f64 / per_sample as f64);
         }
     }
+    let summary = |t: &Vec<f64>| Summary::of(t).expect("samples ≥ 1");
     Row {
         ring,
-        variants: Variant::ALL.iter().map(|v| v.name()).collect(),
-        ns_per_frame: ns
-            .iter()
-            .map(|t| Summary::of(t).expect("samples ≥ 1"))
-            .collect(),
-        vs_temporal: ns
+        shape: shape.name(),
+        variants: variants.iter().map(|v| v.name().to_string()).collect(),
+        ns_per_frame: ns.iter().map(summary).collect(),
+        vs_glibc: ns
             .iter()
             .map(|t| paired_ratio(t, &ns[0]).expect("samples ≥ 1"))
+            .collect(),
+        vs_limit: ns
+            .iter()
+            .map(|t| paired_ratio(t, &ns[1]).expect("samples ≥ 1"))
             .collect(),
     }
 }
 
-/// Section 7's text: a row per ring, ns per frame and ÷ Temporal per variant.
+/// A cell: ns per frame, ÷ glibc, ÷ the limit.
+fn cell(r: &Row, i: usize) -> String {
+    format!(
+        "{} {} {}",
+        num(r.ns_per_frame[i].median),
+        ratio(&r.vs_glibc[i]),
+        ratio(&r.vs_limit[i])
+    )
+}
+
+/// Section 7's text: a row per ring and shape, then 7b, a row per engine.
 fn print(f: &Frames) -> String {
     let mut s = format!(
-        "7. Frames: {} B payloads into {} B slots of a frame ring, each variant on its own ring; \
-         ns per frame, median, and ÷ Temporal (below 1: faster); batches of {} frames, one fence \
-         each\n",
-        f.payload, f.slot, f.batch
+        "7. Frames: a {} B header and a {} B payload at offset {} (and, second, an aligned payload \
+         alone) into the {} B slots of a page-aligned ring, each variant on its own ring; ns per \
+         frame, median, then ÷ glibc memcpy and ÷ the limit (a plain loop streaming the frame's \
+         whole lines), paired per round; batches of {} frames, one fence each; engine: {}\n",
+        f.header, f.payload, f.header, f.slot, f.batch, f.engine
     );
-    let mut header = vec!["ring".to_string()];
+    let mut header = vec!["ring".to_string(), "shape".to_string()];
     if let Some(r) = f.rows.first() {
-        header.extend(r.variants.iter().map(|v| v.to_string()));
+        header.push(format!("{} ns", r.variants[0]));
+        header.push(format!("{} ns", r.variants[1]));
+        header.extend(
+            r.variants[2..]
+                .iter()
+                .map(|v| format!("{v}: ns ÷glibc ÷limit")),
+        );
     }
     let rows: Vec<Vec<String>> = f
         .rows
         .iter()
         .map(|r| {
-            let mut cells = vec![size(r.ring)];
-            for (t, q) in r.ns_per_frame.iter().zip(&r.vs_temporal) {
-                cells.push(format!("{} {}", num(t.median), ratio(q)));
-            }
+            let mut cells = vec![size(r.ring), short(r.shape).to_string()];
+            cells.push(num(r.ns_per_frame[0].median));
+            cells.push(num(r.ns_per_frame[1].median));
+            cells.extend((2..r.variants.len()).map(|i| cell(r, i)));
             cells
         })
         .collect();
     s.push_str(&text::grid(&header, &rows));
+    if let Some(first) = f.engines.first() {
+        s.push_str(&format!(
+            "\n7b. Engines on frames: the {} ring, header + payload at {}, each engine on rings of \
+             its own (ns ÷glibc ÷limit)\n",
+            size(first.ring),
+            f.header
+        ));
+        let mut header = vec!["engine".to_string()];
+        header.push(format!("{} ns", first.variants[1]));
+        header.push(format!("{} ns", first.variants[2]));
+        header.extend(first.variants[3..].iter().cloned());
+        let rows: Vec<Vec<String>> = f
+            .engines
+            .iter()
+            .map(|r| {
+                let mut cells = vec![r.variants[0].clone()];
+                cells.push(num(r.ns_per_frame[0].median));
+                cells.push(num(r.ns_per_frame[1].median));
+                cells.extend((2..r.ns_per_frame.len()).map(|i| cell(r, i)));
+                cells
+            })
+            .collect();
+        s.push_str(&text::grid(&header, &rows));
+    }
     s.push('\n');
     s
+}
+
+/// The shape's name in a table cell.
+fn short(shape: &str) -> &'static str {
+    if shape == Shape::Header.name() {
+        "hdr 42 + payload"
+    } else {
+        "aligned payload"
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn pieces() -> Pieces {
+        let src: Vec<u8> = (0..PAYLOAD + HEADER).map(|i| (i * 11 + 5) as u8).collect();
+        Pieces::new(&src)
+    }
+
     #[test]
-    fn every_variant_copies_every_frame() {
-        let src: Vec<u8> = (0..PAYLOAD).map(|i| i as u8).collect();
-        for v in Variant::ALL {
-            let mut ring = vec![0u8; 3 * BATCH * SLOT];
-            v.run(&mut ring, &src);
-            for slot in ring.chunks_exact(SLOT) {
-                assert_eq!(&slot[..PAYLOAD], &src[..], "{}", v.name());
-                assert!(slot[PAYLOAD..].iter().all(|&b| b == 0), "{}", v.name());
+    fn every_variant_builds_every_frame_and_nothing_else() {
+        let p = pieces();
+        let e = cachecopy::engine();
+        let mut all = vec![Variant::Glibc, Variant::Limit];
+        for e in engines().into_iter().chain([e]) {
+            all.extend([
+                Variant::Temporal(e),
+                Variant::NonTemporal(e),
+                Variant::Batched(e),
+                Variant::Gather(e),
+            ]);
+        }
+        for shape in Shape::ALL {
+            let image = shape.image(&p.hdr, &p.payload);
+            for v in &all {
+                let mut ring = Buf::new(3 * BATCH * SLOT, 0xee);
+                v.run(shape, ring.as_mut_slice(), &p);
+                for slot in ring.as_slice().chunks_exact(SLOT) {
+                    assert_eq!(
+                        &slot[..shape.bytes()],
+                        &image[..shape.bytes()],
+                        "{v:?} {shape:?}"
+                    );
+                    let rest = if *v == Variant::Limit {
+                        image.len()
+                    } else {
+                        shape.bytes()
+                    };
+                    assert!(slot[rest..].iter().all(|&b| b == 0xee), "{v:?} {shape:?}");
+                }
             }
         }
     }
 
     #[test]
-    fn a_row_has_every_variant_and_ratios_to_temporal() {
-        let src = vec![1u8; PAYLOAD];
-        let r = measure(2 * BATCH * SLOT, &src, 2, BATCH);
-        assert_eq!(r.variants.len(), 3);
-        assert_eq!(r.ns_per_frame.len(), 3);
-        assert!((r.vs_temporal[0].median - 1.0).abs() < 1e-9);
+    fn a_row_has_every_variant_and_ratios_to_the_references() {
+        let p = pieces();
+        let e = cachecopy::engine();
+        let vs = [
+            Variant::Glibc,
+            Variant::Limit,
+            Variant::Temporal(e),
+            Variant::Batched(e),
+        ];
+        let r = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
+        assert_eq!(r.variants.len(), 4);
+        assert!((r.vs_glibc[0].median - 1.0).abs() < 1e-9);
+        assert!((r.vs_limit[1].median - 1.0).abs() < 1e-9);
+        let mut b = r.clone();
+        b.variants.insert(0, e.to_string());
         let t = print(&Frames {
+            header: HEADER,
             payload: PAYLOAD,
             slot: SLOT,
             batch: BATCH,
+            engine: e.to_string(),
             rows: vec![r],
+            engines: vec![b],
         });
         assert!(t.starts_with("7. Frames"), "{t}");
-        assert!(t.contains("NonTemporal batched"), "{t}");
+        assert!(t.contains("NT batched: ns ÷glibc ÷limit"), "{t}");
+        assert!(t.contains("7b. Engines on frames"), "{t}");
     }
 }

@@ -23,6 +23,10 @@ pub struct Machine {
     pub cache_source: &'static str,
     pub backends: Vec<&'static str>,
     pub active: &'static str,
+    /// The active engine (`cachecopy::engine()`), e.g. "temporal avx2, stream avx2, edges overlap".
+    pub engine: String,
+    /// Where it came from: the CPU's rule and its reason, or the environment.
+    pub engine_source: String,
     pub flush: &'static str,
     pub flush_ops: Vec<&'static str>,
     pub nt_threshold: usize,
@@ -42,6 +46,20 @@ pub struct Machine {
 pub struct Glibc {
     pub nt_threshold: usize,
     pub how: String,
+}
+
+/// The rule behind the active engine, or the variables that overrode it.
+fn engine_source(cpu: &cachecopy::Cpu) -> String {
+    let (rule, why) = cachecopy::Engine::rule(cpu);
+    if cachecopy::engine() == rule {
+        format!("rule: {why}")
+    } else {
+        let vars: Vec<String> = ["CACHECOPY_BACKEND", "CACHECOPY_ENGINE"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok().map(|x| format!("{v}={x}")))
+            .collect();
+        format!("set by {}; the rule: {rule}", vars.join(" "))
+    }
 }
 
 /// Detects the machine and prints section 1.
@@ -72,6 +90,8 @@ fn detect() -> Machine {
         cache_source: c.source,
         backends: Backend::supported().iter().map(|b| b.name()).collect(),
         active: Backend::active().name(),
+        engine: cachecopy::engine().to_string(),
+        engine_source: engine_source(&cpu),
         flush: cpu.flush.name(),
         flush_ops: cpu.flush_ops().map(|op| op.name()).collect(),
         nt_threshold: cachecopy::nt_threshold(),
@@ -126,6 +146,11 @@ fn threshold_source(cpu: &Cpu, value: usize) -> String {
         }
     }
     match (c.l2, c.l3) {
+        (Some(l2), Some(l3)) if l2 >= 1 << 20 => format!(
+            "L3 / 2 = {} / 2 (L2 of 1 MiB or more, as on Zen 4; at least 2 x L2), caches from {}",
+            size(l3),
+            c.source
+        ),
         (_, Some(l3)) => format!(
             "L3 / 4 = {} / 4 (at least 2 x L2 and 1 MiB), caches from {}",
             size(l3),
@@ -221,6 +246,11 @@ fn print(m: &Machine) -> String {
     field(&mut s, "caches", caches);
     let backends = format!("{} (active: {})", m.backends.join(", "), m.active);
     field(&mut s, "backends", backends);
+    field(
+        &mut s,
+        "engine",
+        format!("{} ({})", m.engine, m.engine_source),
+    );
     let flush = format!("{} (can run: {})", m.flush, m.flush_ops.join(", "));
     field(&mut s, "flush", flush);
     let nt = format!(

@@ -69,8 +69,10 @@ fn report(o: &Options) -> Result<(), String> {
     let bandwidth = bandwidth::section(&mut s, Kind::Copy);
     let seed = seed::section(&mut s);
     let pollution = pollution::section(&mut s);
-    let calibration = calibrate::section(&mut s, Kind::Copy);
-    let fill_calibration = calibrate::section(&mut s, Kind::Fill);
+    // One library calibration, shown beside both sweeps and kept by the line at the end.
+    let lib = cachecopy::calibrate();
+    let calibration = calibrate::section(&mut s, Kind::Copy, &lib);
+    let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s);
     let iterations = s.plan.samples;
@@ -100,5 +102,10 @@ fn report(o: &Options) -> Result<(), String> {
         plot::write(&report, path)?;
         out(&format!("SVG: {}\n", path.display()));
     }
+    // Last, alone on its line: what a service's unit file needs (`Environment=` + this line).
+    out(&format!(
+        "\nTo keep what cachecopy::calibrate() found (sections 5 and 5b; a tunable it left out \
+         keeps its built-in rule), set:\n{lib}\n"
+    ));
     Ok(())
 }

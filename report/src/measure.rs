@@ -119,6 +119,24 @@ pub fn interleaved(
     samples: usize,
     runs: usize,
 ) -> Vec<Vec<f64>> {
+    interleaved_at(ops, size, 0, dest, src, arena, samples, runs)
+}
+
+/// [`interleaved`] with every destination `offset` bytes past its slot's start (`--dst-offset`:
+/// a buffer behind a header).
+#[allow(clippy::too_many_arguments)]
+pub fn interleaved_at(
+    ops: &[Op],
+    size: usize,
+    offset: usize,
+    dest: Dest,
+    src: &[u8],
+    arena: &mut Arena,
+    samples: usize,
+    runs: usize,
+) -> Vec<Vec<f64>> {
+    let mut arena = At(arena, offset);
+    let arena = &mut arena;
     let mut out = vec![Vec::with_capacity(samples); ops.len()];
     for &op in ops {
         op.run(arena.dest(dest, size), src); // warm-up: code, TLB, dispatch
@@ -142,6 +160,15 @@ pub fn interleaved(
         }
     }
     out
+}
+
+/// An arena whose destinations start `.1` bytes into their slots.
+struct At<'a>(&'a mut Arena, usize);
+
+impl At<'_> {
+    fn dest(&mut self, dest: Dest, size: usize) -> &mut [u8] {
+        &mut self.0.dest(dest, size + self.1)[self.1..]
+    }
 }
 
 /// The order of round `round`: a permutation of `0..n`, a Fisher-Yates shuffle driven by a
@@ -182,9 +209,11 @@ pub struct Cell {
 }
 
 /// A bandwidth table: `ops[0]` is the baseline the others are divided by.
+#[allow(clippy::too_many_arguments)]
 pub fn table(
     ops: &[Op],
     sizes: &[usize],
+    offset: usize,
     src: &[u8],
     arena: &mut Arena,
     samples: usize,
@@ -195,7 +224,7 @@ pub fn table(
     for dest in Dest::ALL {
         for &size in sizes {
             let runs = runs_per_sample(size, sample_bytes);
-            let r = interleaved(ops, size, dest, src, arena, samples, runs);
+            let r = interleaved_at(ops, size, offset, dest, src, arena, samples, runs);
             for (i, op) in ops.iter().enumerate() {
                 cells.push(Cell {
                     size,

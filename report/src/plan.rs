@@ -138,6 +138,7 @@ mod tests {
             svg: None,
             sizes: None,
             iterations: None,
+            dst_offset: 0,
         };
         let full = Plan::new(&o(Scale::Full));
         assert_eq!(full.sizes.first(), Some(&64));

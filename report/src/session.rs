@@ -19,6 +19,8 @@ pub struct Session<'m> {
     pub src: Buf,
     /// Every destination, hot and cold.
     pub arena: Arena,
+    /// `--dst-offset`: how far past its slot's start every copy and fill destination begins.
+    pub dst_offset: usize,
     progress: ProgressBar,
 }
 
@@ -35,7 +37,7 @@ impl<'m> Session<'m> {
                 .progress_chars("=> "),
         );
         progress.set_message("allocating buffers");
-        let largest = plan.largest();
+        let largest = plan.largest() + o.dst_offset;
         let src = Buf::new(largest, 0x5a);
         let arena = if o.scale == Scale::Tiny {
             Arena::with_len(2 * largest)
@@ -47,6 +49,7 @@ impl<'m> Session<'m> {
             machine,
             src,
             arena,
+            dst_offset: o.dst_offset,
             progress,
         }
     }

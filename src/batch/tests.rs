@@ -7,12 +7,12 @@ use std::vec;
 use std::vec::Vec;
 
 use super::batch_on;
-use crate::backend::{Backend, Kernels};
+use crate::backend::Kernels;
 use crate::iter::{Dest, IoVec, IoVecMut, Source};
 use crate::{arch, net, Mode};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
-    Backend::supported().iter().map(|b| b.kernels().unwrap())
+    crate::backend::variants(&crate::arch::detect().features)
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -117,7 +117,7 @@ fn copies_fills_and_checksums_match_the_reference_on_every_backend_and_mode() {
                     .collect::<Vec<u32>>()
             });
             let what =
-                |op: &str, i: usize| std::format!("{:?} {mode:?} {op} len {}", k.backend, lens[i]);
+                |op: &str, i: usize| std::format!("{:?} {mode:?} {op} len {}", k.engine, lens[i]);
             for (i, src) in srcs.iter().enumerate() {
                 let (at, len) = a.spans[i];
                 assert_eq!(&a.buf[at..at + len], &src[..], "{}", what("copy", i));
@@ -146,7 +146,7 @@ fn copies_fills_and_checksums_match_the_reference_on_every_backend_and_mode() {
                 assert!(
                     arena.canaries_intact(),
                     "{:?} {mode:?} {op}: byte outside",
-                    k.backend
+                    k.engine
                 );
             }
         }
@@ -191,7 +191,7 @@ fn cursor_operations_match_the_reference_on_every_backend_and_mode() {
                 let n5 = b.zero_iter(&mut Dest::iovec(&mut out_zero), total);
                 (n1, r2, n3, r4, n5)
             });
-            let tag = std::format!("{:?} {mode:?}", k.backend);
+            let tag = std::format!("{:?} {mode:?}", k.engine);
             assert_eq!(
                 (n1, n2, n3, n4, n5),
                 (total, total, total, total, total),
@@ -229,7 +229,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
                 unsafe { (k.copy_nontemporal)(slot.as_mut_ptr(), src.as_ptr(), 4096) };
             }
         });
-        assert_eq!(plain, slots, "{:?}: the counter counts", k.backend);
+        assert_eq!(plain, slots, "{:?}: the counter counts", k.engine);
         for mode in [Mode::NonTemporal, Mode::FlushCache] {
             let n = fences_during(|| {
                 batch_on(k, mode, |b| {
@@ -242,7 +242,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
                     b.copy_from_iter(&mut [0u8; 0][..], &mut Source::iovec(&iov));
                 });
             });
-            assert_eq!(n, 1, "{:?} {mode:?}: one fence per batch", k.backend);
+            assert_eq!(n, 1, "{:?} {mode:?}: one fence per batch", k.engine);
             assert!(ring.chunks(4096).all(|s| s == &src[..]));
         }
         for mode in Mode::ALL {
@@ -250,7 +250,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
                 fences_during(|| batch_on(k, mode, |_| {})),
                 0,
                 "{:?} {mode:?}: an empty batch costs no fence",
-                k.backend
+                k.engine
             );
         }
         // Nothing streamed: short copies in any mode but FlushCache, everything in Temporal.
@@ -262,7 +262,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
                     }
                 })
             });
-            assert_eq!(n, 0, "{:?} {mode:?}: short copies owe no fence", k.backend);
+            assert_eq!(n, 0, "{:?} {mode:?}: short copies owe no fence", k.engine);
         }
     }
 }
@@ -281,7 +281,7 @@ fn a_panicking_batch_still_fences() {
             }));
             assert!(r.is_err());
         });
-        assert_eq!(n, 1, "{:?}: the unwinding batch fenced", k.backend);
+        assert_eq!(n, 1, "{:?}: the unwinding batch fenced", k.engine);
         assert_eq!(dst, src);
     }
 }

@@ -191,7 +191,9 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
     if K::GATHER {
         let mut w = Gather::new(dst, K::flush(op));
         // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
-        // len` because the walk moves at most `len` bytes.
+        // len` because the walk moves at most `len` bytes; earlier pieces stay readable until
+        // `gather_finish`, as `gather_append` needs: they are the cursor's segments, borrowed for
+        // the cursor's lifetime, which outlives this call.
         unsafe {
             src.iterate(len, |base, n, _| {
                 (k.iter.gather_append)(&mut w, base, n);

@@ -12,10 +12,10 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 use super::ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 use super::*;
 use crate::backend::Kernels;
-use crate::{Backend, Mode};
+use crate::Mode;
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
-    Backend::supported().iter().map(|b| b.kernels().unwrap())
+    crate::backend::variants(&crate::arch::detect().features)
 }
 
 /// A byte that depends on its position, so misplaced bytes show.

@@ -1,7 +1,7 @@
 //! Shared test rig: guard-page buffers, patterns and the reference tables every backend runs.
 #![allow(dead_code)]
 
-use cachecopy::{Backend, Mode};
+use cachecopy::{Backend, Engine, Mode};
 
 /// A byte pattern that differs at every position within 251 bytes and between seeds.
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -82,7 +82,7 @@ pub const CANARY: u8 = 0xC5;
 /// Copies `len` bytes from source offset `so` to destination offset `d_o` with exactly
 /// `backend` and `mode`, and checks the copy and the canaries on both sides of it.
 pub fn check_copy(
-    backend: Backend,
+    engine: impl Into<Engine>,
     mode: Mode,
     so: usize,
     d_o: usize,
@@ -90,10 +90,12 @@ pub fn check_copy(
     src: &[u8],
     dst: &mut Vec<u8>,
 ) {
+    let backend = engine.into();
     let room = d_o + len + 64;
     dst.clear();
     dst.resize(room, CANARY);
-    cachecopy::copy_with(backend, &mut dst[d_o..d_o + len], &src[so..so + len], mode).unwrap();
+    cachecopy::copy_with_engine(backend, &mut dst[d_o..d_o + len], &src[so..so + len], mode)
+        .unwrap();
     if dst[d_o..d_o + len] != src[so..so + len] {
         let at = (0..len).find(|&i| dst[d_o + i] != src[so + i]).unwrap();
         panic!("{backend:?} {mode:?} src+{so} dst+{d_o} len {len}: first wrong byte at {at}");
@@ -110,16 +112,17 @@ pub fn check_copy(
 
 /// Fills `len` bytes at `d_o` and checks the fill and the canaries.
 pub fn check_fill(
-    backend: Backend,
+    engine: impl Into<Engine>,
     mode: Mode,
     d_o: usize,
     len: usize,
     byte: u8,
     dst: &mut Vec<u8>,
 ) {
+    let backend = engine.into();
     dst.clear();
     dst.resize(d_o + len + 64, CANARY);
-    cachecopy::fill_with(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
+    cachecopy::fill_with_engine(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
     let bad = dst[d_o..d_o + len].iter().position(|&b| b != byte);
     assert!(
         bad.is_none(),
@@ -181,8 +184,24 @@ pub fn emulated() -> bool {
     })
 }
 
+/// The engines whose code differs: every supported backend's own table (`copy_with` of it)
+/// and, on AVX-512, its overlapping-edge twin. Mixed engines only point into these.
+pub fn engines() -> Vec<Engine> {
+    let mut v: Vec<Engine> = Backend::supported()
+        .iter()
+        .map(|&b| Engine::from(b))
+        .collect();
+    for &e in Engine::supported() {
+        if e.temporal == e.stream && !v.contains(&e) {
+            v.push(e);
+        }
+    }
+    v
+}
+
 /// Every length 0..=1024 at several offset pairs.
-pub fn table_all_lengths(backend: Backend) {
+pub fn table_all_lengths(engine: impl Into<Engine>) {
+    let backend: Engine = engine.into();
     let max = if miri() { 40 } else { 1024 };
     let pairs: &[(usize, usize)] = if miri() {
         &[(1, 3)]
@@ -210,7 +229,8 @@ pub fn table_all_lengths(backend: Backend) {
 }
 
 /// All 64 x 64 (source, destination) offset pairs at every boundary length.
-pub fn table_offsets(backend: Backend) {
+pub fn table_offsets(engine: impl Into<Engine>) {
+    let backend: Engine = engine.into();
     let lens = if miri() {
         vec![7, 16, 33, 129]
     } else {
@@ -237,7 +257,8 @@ pub fn table_offsets(backend: Backend) {
 }
 
 /// Around 4 KiB, 64 KiB, 1 MiB and a few odd multi-MiB sizes.
-pub fn table_large(backend: Backend) {
+pub fn table_large(engine: impl Into<Engine>) {
+    let backend: Engine = engine.into();
     let mut lens = vec![
         4095,
         4096,
@@ -269,7 +290,8 @@ pub fn table_large(backend: Backend) {
 }
 
 /// Fill: offsets 0..=63 at every length 0..=1024 (and boundaries and multi-MiB sizes).
-pub fn table_fill(backend: Backend) {
+pub fn table_fill(engine: impl Into<Engine>) {
+    let backend: Engine = engine.into();
     let (max, step) = if miri() { (40, 29) } else { (1024, 1) };
     let mut dst = Vec::new();
     for mode in Mode::ALL {
@@ -299,7 +321,8 @@ pub fn table_fill(backend: Backend) {
 }
 
 /// Fills only, every mode, destination flush against `PROT_NONE` pages on either side.
-pub fn table_fill_guard_pages(backend: Backend, lens: &[usize]) {
+pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
+    let backend: Engine = engine.into();
     if miri() {
         return; // as in `table_guard_pages`.
     }
@@ -313,7 +336,7 @@ pub fn table_fill_guard_pages(backend: Backend, lens: &[usize]) {
                     d.at_start(len)
                 };
                 for byte in [0xc3, 0] {
-                    cachecopy::fill_with(backend, dst, byte, mode).unwrap();
+                    cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
                     assert!(
                         dst.iter().all(|&b| b == byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len} at end {d_end}"
@@ -325,7 +348,8 @@ pub fn table_fill_guard_pages(backend: Backend, lens: &[usize]) {
 }
 
 /// Source and destination flush against `PROT_NONE` pages on both sides.
-pub fn table_guard_pages(backend: Backend) {
+pub fn table_guard_pages(engine: impl Into<Engine>) {
+    let backend: Engine = engine.into();
     let mut lens: Vec<usize> = (0..=300).collect();
     lens.extend(boundary_lengths());
     lens.extend([4095, 4096, 4097, 8191, 12289]);
@@ -352,13 +376,13 @@ pub fn table_guard_pages(backend: Backend) {
                     d.at_start(len)
                 };
                 dst.fill(0);
-                cachecopy::copy_with(backend, dst, src, mode).unwrap();
+                cachecopy::copy_with_engine(backend, dst, src, mode).unwrap();
                 assert!(
                     dst == want.as_slice(),
                     "{backend:?} {mode:?} guarded copy len {len}"
                 );
                 for byte in [0x3c, 0] {
-                    cachecopy::fill_with(backend, dst, byte, mode).unwrap();
+                    cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
                     assert!(
                         dst.iter().all(|&b| b == byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len}"

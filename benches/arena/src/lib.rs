@@ -33,6 +33,8 @@
 //! Every page of an arena is written when it is made, so a cold destination is "not cached",
 //! never "not mapped": no timed run takes a page fault.
 
+pub mod frame;
+
 use std::hint::black_box;
 
 /// The page size buffers are aligned to and pre-faulted by (4 KiB: the smallest of the targets).

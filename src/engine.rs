@@ -1,0 +1,251 @@
+//! The engine: which register set runs each job, and which store writes the partial lines, per
+//! CPU, chosen by what was measured rather than by register width.
+//!
+//! A [`Backend`] is a register set the one algorithm is instantiated for. An [`Engine`] says which
+//! backend runs each job and how the ragged parts are written:
+//! - `temporal`: `Temporal` copies and fills and the checksum loops (ordinary stores);
+//! - `stream`: the streamed bodies of `NonTemporal` and `FlushCache` copies, fills,
+//!   checksum-copies and every cursor and batch piece;
+//! - `edges`: on AVX-512, whether the partial lines at the ends of a streamed destination and
+//!   copies shorter than a register are written with one byte-masked store ([`Edges::Masked`])
+//!   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`];
+//!   every other register set has only that).
+//!
+//! The record is computed once at detection ([`rule`]), overridable by `CACHECOPY_BACKEND` (both
+//! jobs) and `CACHECOPY_ENGINE` (field by field), printed by the report and read by dispatch,
+//! which hands out the table composed for it: no engine branch sits inside a kernel. The rules
+//! and the runs behind them are in [`rule`]'s documentation and `docs/engine.md`.
+
+use core::fmt;
+
+use crate::cpu::{Cpu, Features};
+
+/// A copy backend: the register set the one algorithm is instantiated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable 64-bit words in general-purpose registers (x86_64 streams them with `movnti`;
+    /// aarch64 moves them in `ldp`/`stp x` pairs and streams with `stnp x, x`). The only backend
+    /// on soft-float targets and under `--cfg cachecopy_integer_only`.
+    Generic,
+    /// x86_64 SSE2, 16-byte registers.
+    Sse2,
+    /// x86_64 AVX2, 32-byte registers.
+    Avx2,
+    /// x86_64 AVX-512 F+BW, 64-byte registers and byte-masked moves.
+    Avx512,
+    /// aarch64 Advanced SIMD.
+    Neon,
+}
+
+impl Backend {
+    /// Every backend any target knows, in declaration order.
+    pub(crate) const ALL: [Backend; 5] = [
+        Backend::Generic,
+        Backend::Sse2,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ];
+
+    /// Lower-case name, as accepted by `CACHECOPY_BACKEND`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Generic => "generic",
+            Backend::Sse2 => "sse2",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
+        }
+    }
+
+    /// The backend with this [`name`](Backend::name) (ignoring ASCII case), if any target knows
+    /// it.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether a CPU with `features` runs this backend's entry points.
+    pub(crate) fn runs_on(self, features: &Features) -> bool {
+        match self {
+            Backend::Generic => true,
+            Backend::Sse2 => features.sse2,
+            Backend::Avx2 => features.avx2,
+            Backend::Avx512 => features.avx512f && features.avx512bw,
+            Backend::Neon => features.neon,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How an engine writes partial lines and copies shorter than one register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Edges {
+    /// One AVX-512 byte-masked store (`vmovdqu8 zmm{k}`): a single instruction that touches
+    /// exactly the bytes asked for. Only AVX-512 has it.
+    Masked,
+    /// Two overlapping unmasked stores of the widest register that fits (32, 16, 8, 4, 2 bytes),
+    /// re-writing some bytes of the range twice and none outside it. The only kind other
+    /// register sets have.
+    Overlap,
+}
+
+impl Edges {
+    /// `"masked"` or `"overlap"`, as `CACHECOPY_ENGINE` spells them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Edges::Masked => "masked",
+            Edges::Overlap => "overlap",
+        }
+    }
+
+    /// The kind with this name (ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<Edges> {
+        [Edges::Masked, Edges::Overlap]
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for Edges {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which backend runs each job, and how partial lines are written.
+///
+/// - `temporal`: `Temporal` copies and fills and the checksum loops (ordinary stores);
+/// - `stream`: the streamed bodies of `NonTemporal` and `FlushCache` copies, fills,
+///   checksum-copies and every cursor and batch piece;
+/// - `edges`: on AVX-512, whether the partial lines at the ends of a streamed destination and
+///   copies shorter than a register are written with one byte-masked store ([`Edges::Masked`])
+///   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`]).
+///
+/// Dispatch computes one per CPU at detection from a rule chosen by measurement, not by
+/// register width ([`Engine::rule`]; the runs behind each rule are in `docs/engine.md`), lets
+/// `CACHECOPY_BACKEND` (both jobs) and `CACHECOPY_ENGINE=temporal=avx2,stream=avx512,edges=overlap`
+/// (field by field, `body=` for both jobs; it wins over `CACHECOPY_BACKEND`) override it, and
+/// runs the table composed for it: no engine branch sits inside a kernel. [`engine()`](crate::engine())
+/// says which is active; [`copy_with_engine`](crate::copy_with_engine) and
+/// [`batch_with`](crate::batch_with) run any other this CPU supports.
+///
+/// ```
+/// use cachecopy::{Backend, Edges, Engine};
+///
+/// let e = Engine::new(Backend::Avx2, Backend::Avx512, Edges::Overlap);
+/// assert_eq!(e.to_string(), "temporal avx2, stream avx512, edges overlap");
+/// // Edges matter only where a job runs on AVX-512; elsewhere they are always `Overlap`.
+/// assert_eq!(Engine::new(Backend::Sse2, Backend::Avx2, Edges::Masked).edges, Edges::Overlap);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Engine {
+    /// Runs `Temporal` copies and fills and the checksum loops.
+    pub temporal: Backend,
+    /// Runs the streamed bodies (`NonTemporal`, `FlushCache`, cursor and batch pieces).
+    pub stream: Backend,
+    /// How partial lines and short copies are written on AVX-512 (`Overlap` elsewhere).
+    pub edges: Edges,
+}
+
+impl Engine {
+    /// An engine with these choices; `edges` becomes [`Edges::Overlap`] unless a job runs on
+    /// AVX-512 (no other register set has byte masks).
+    pub const fn new(temporal: Backend, stream: Backend, edges: Edges) -> Engine {
+        let masks = matches!(temporal, Backend::Avx512) || matches!(stream, Backend::Avx512);
+        Engine {
+            temporal,
+            stream,
+            edges: if masks { edges } else { Edges::Overlap },
+        }
+    }
+
+    /// Every job on `backend`, with its own edge store: masked on AVX-512, overlapping
+    /// elsewhere (the engine a [`copy_with`](crate::copy_with) of that backend runs).
+    pub const fn uniform(backend: Backend) -> Engine {
+        Engine::new(backend, backend, Edges::Masked)
+    }
+
+    /// Applies one `key=value` field of `CACHECOPY_ENGINE` (and of the report's tuning line):
+    /// `temporal=`, `stream=` or `body=` (both) a backend name, `edges=masked|overlap`. The
+    /// result is not normalised (see [`Engine::new`]); `Err` names nothing changed.
+    pub(crate) fn set_field(&mut self, key: &str, value: &str) -> Result<(), ()> {
+        let backend = || Backend::from_name(value).ok_or(());
+        match key {
+            "temporal" => self.temporal = backend()?,
+            "stream" => self.stream = backend()?,
+            "body" => {
+                let b = backend()?;
+                (self.temporal, self.stream) = (b, b);
+            }
+            "edges" => self.edges = Edges::from_name(value).ok_or(())?,
+            _ => return Err(()),
+        }
+        Ok(())
+    }
+}
+
+impl From<Backend> for Engine {
+    /// [`Engine::uniform`].
+    fn from(backend: Backend) -> Engine {
+        Engine::uniform(backend)
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "temporal {}, stream {}, edges {}",
+            self.temporal, self.stream, self.edges
+        )
+    }
+}
+
+/// Why [`rule`] chose what it chose: one line per CPU family, with the run that justifies it.
+pub(crate) type Reason = &'static str;
+
+/// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
+///
+/// - **AMD with AVX-512 (Zen 4)**: AVX2 for both jobs. On the Zen 4 VM (family 25 model 17)
+///   transmit frames (42-byte header, payload at offset 42, batched into a ring larger than the
+///   L3) took 94-95 ns per frame on the AVX-512 backend and 62 ns on AVX2, where a plain loop
+///   streaming the same lines took 55-63 ns; `examples/udp_tx` ran batched NonTemporal at
+///   0.64x of Temporal on AVX-512 and 1.21x on AVX2, and Temporal itself 12-25 % faster on AVX2.
+///   A byte-masked store into a line not in cache costs about 25 ns more than ordinary stores
+///   there (issue 20's C probe; `docs/engine.md`, `docs/machines/`). 256-bit registers are
+///   Zen 4's native width (512-bit operations are split in two), so AVX2 gives up no bandwidth.
+/// - **Intel with AVX-512**: AVX-512 for both jobs, overlapping edges. On the Intel Xeon VM
+///   (family 6 model 207) a masked store into a cold line cost 3-5x the overlapping unmasked
+///   pair (`examples/store_probe`, table A), and whole frames built with masked edges ran
+///   slower than with overlapping ones (table B); the 512-bit bodies run at least as fast as
+///   256-bit ones there (docs/engine.md).
+/// - **Everything else**: the widest backend, overlapping edges: both AVX-512 CPUs measured lost
+///   with masked edges, and no other register set has them.
+pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
+    let avx512 = widest == Backend::Avx512;
+    if avx512 && cpu.vendor() == "AuthenticAMD" {
+        return (
+            Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap),
+            "AMD with AVX-512 (Zen 4): 256-bit bodies, overlapping edges (docs/engine.md)",
+        );
+    }
+    if avx512 && cpu.is_intel() {
+        return (
+            Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap),
+            "Intel with AVX-512: 512-bit bodies, overlapping edges (docs/engine.md)",
+        );
+    }
+    (
+        Engine::new(widest, widest, Edges::Overlap),
+        "the widest backend, overlapping edges (docs/engine.md)",
+    )
+}

@@ -1,0 +1,163 @@
+//! `CACHECOPY_TUNE`: the line a [`cachecopy::Calibration`] writes (the one `cargo run
+//! --release` ends with) sets, in a fresh process, the same thresholds through the public
+//! getters; fields parse with their suffixes and `never`; a bad field is reported once and
+//! ignored while the others are kept; an individual variable wins over its field. Each case runs
+//! in a child (this binary re-executed with one ignored test selected), since the environment is
+//! read once per process, at detection.
+
+mod common;
+
+/// The variables cleared in every child before its own are set.
+const VARS: [&str; 6] = [
+    "CACHECOPY_TUNE",
+    "CACHECOPY_NT_THRESHOLD",
+    "CACHECOPY_FILL_NT_THRESHOLD",
+    "CACHECOPY_REP_MOVSB_THRESHOLD",
+    "CACHECOPY_FILL_REP_THRESHOLD",
+    "CACHECOPY_BACKEND",
+];
+
+/// The four thresholds, in the line's field order.
+type Thresholds = [usize; 4];
+
+fn getters() -> Thresholds {
+    [
+        cachecopy::nt_threshold(),
+        cachecopy::fill_nt_threshold(),
+        cachecopy::rep_movsb_threshold(),
+        cachecopy::fill_rep_threshold(),
+    ]
+}
+
+/// Runs the child with `env`; returns the thresholds it read and its stderr.
+fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
+    let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_prints_thresholds",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for k in VARS {
+        cmd.env_remove(k);
+    }
+    let out = cmd.envs(env.iter().copied()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "child failed:\n{stdout}\n{err}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.rsplit_once("thresholds: ").map(|(_, v)| v))
+        .unwrap_or_else(|| panic!("no thresholds line:\n{stdout}\n{err}"));
+    let v: Vec<usize> = line
+        .split_whitespace()
+        .take(4)
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (v.try_into().unwrap(), err)
+}
+
+#[test]
+#[ignore = "run in a child by the tests below"]
+fn child_prints_thresholds() {
+    let t = getters();
+    println!("thresholds: {} {} {} {}", t[0], t[1], t[2], t[3]);
+}
+
+const M: usize = 1 << 20;
+const K: usize = 1 << 10;
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn the_calibrations_line_reads_back_as_the_same_thresholds() {
+    // What this process would keep: the calibration applied over the built-in rules.
+    let c = cachecopy::calibrate();
+    let builtin = getters();
+    let line = c.to_string();
+    let value = line
+        .strip_prefix("CACHECOPY_TUNE=")
+        .expect("the line's variable");
+    let want: Vec<usize> = [c.copy, c.fill, c.rep_movsb, c.fill_rep]
+        .iter()
+        .zip(builtin)
+        .map(|(v, b)| v.unwrap_or(b))
+        .collect();
+    let (got, err) = child(&[("CACHECOPY_TUNE", value)]);
+    assert_eq!(got.to_vec(), want, "{line}");
+    assert!(!err.contains("cachecopy: ignoring"), "{line}: {err}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn every_field_with_its_suffix_and_never() {
+    let (got, err) = child(&[(
+        "CACHECOPY_TUNE",
+        "nt=16M,fill_nt=16m, rep_movsb = never ,fill_rep=2K",
+    )]);
+    assert_eq!(got, [16 * M, 16 * M, usize::MAX, 2 * K]);
+    assert_eq!(err, "");
+    let (got, _) = child(&[("CACHECOPY_TUNE", "nt=1G,fill_nt=3000,,fill_rep=0")]);
+    let builtin = getters();
+    assert_eq!(got, [1 << 30, 3000, builtin[2], 0]);
+    // A later field overrides an earlier one.
+    let (got, _) = child(&[("CACHECOPY_TUNE", "nt=1M,nt=2M")]);
+    assert_eq!(got[0], 2 * M);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn a_bad_field_is_reported_once_and_the_others_kept() {
+    let builtin = getters();
+    for (line, want) in [
+        (
+            "nt=4M,bogus=1,fill_rep=8K",
+            [4 * M, builtin[1], builtin[2], 8 * K],
+        ),
+        (
+            "nt=4X,fill_nt=2M",
+            [builtin[0], 2 * M, builtin[2], builtin[3]],
+        ),
+        (
+            "nt,fill_nt=2M,rep_movsb=",
+            [builtin[0], 2 * M, builtin[2], builtin[3]],
+        ),
+        (
+            "nt=99999999999999999999G,fill_rep=1K",
+            [builtin[0], builtin[1], builtin[2], K],
+        ),
+    ] {
+        let (got, err) = child(&[("CACHECOPY_TUNE", line)]);
+        assert_eq!(got, want, "{line}");
+        assert_eq!(
+            err.matches("cachecopy: ignoring CACHECOPY_TUNE field")
+                .count(),
+            1,
+            "{line}: {err}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn an_individual_variable_wins_over_its_field() {
+    let tune = (
+        "CACHECOPY_TUNE",
+        "nt=16M,fill_nt=8M,rep_movsb=never,fill_rep=2K",
+    );
+    let (got, _) = child(&[
+        tune,
+        ("CACHECOPY_NT_THRESHOLD", "12345"),
+        ("CACHECOPY_FILL_REP_THRESHOLD", "4096"),
+    ]);
+    // `CACHECOPY_NT_THRESHOLD` sets copies; for fills it yields to the `fill_nt` field.
+    assert_eq!(got, [12345, 8 * M, usize::MAX, 4096]);
+    let (got, _) = child(&[tune, ("CACHECOPY_FILL_NT_THRESHOLD", "1000")]);
+    assert_eq!(got, [16 * M, 1000, usize::MAX, 2 * K]);
+    // Without a `fill_nt` field, `CACHECOPY_NT_THRESHOLD` still sets fills too.
+    let (got, _) = child(&[
+        ("CACHECOPY_TUNE", "rep_movsb=4K"),
+        ("CACHECOPY_NT_THRESHOLD", "777"),
+    ]);
+    assert_eq!(got[..3], [777, 777, 4 * K]);
+}
