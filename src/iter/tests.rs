@@ -396,7 +396,12 @@ fn cursor_case(k: &Kernels, from: &Layout, to: &Layout, len: usize, mode: Mode) 
 
 #[allow(deprecated)] // `gen` is the 1.x way to size inputs; its replacement is not released
 fn qc() -> QuickCheck {
-    QuickCheck::new().tests(150).gen(Gen::new(60))
+    // Under Miri (which interprets every byte): fewer and smaller cases of the same generators.
+    if cfg!(miri) {
+        QuickCheck::new().tests(6).gen(Gen::new(16))
+    } else {
+        QuickCheck::new().tests(150).gen(Gen::new(60))
+    }
 }
 
 #[test]
