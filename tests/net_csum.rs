@@ -125,7 +125,11 @@ fn fused_matches_reference_every_backend_mode_offset_length() {
                 for len in table_lengths() {
                     let src = &src_buf[so..so + len];
                     // Under Miri the canaries span 64 bytes past the end, not the whole rest.
-                    let end = if cfg!(miri) { d_o + len + 64 } else { dst_buf.len() };
+                    let end = if cfg!(miri) {
+                        d_o + len + 64
+                    } else {
+                        dst_buf.len()
+                    };
                     let dst_buf = &mut dst_buf[..end];
                     dst_buf.fill(0xee);
                     let got =
@@ -306,7 +310,9 @@ mod guard {
         let fill = pattern(n, 3);
         src_map.usable().copy_from_slice(&fill);
         let lens: Vec<usize> = if cfg!(miri) {
-            (0..=40).chain([63, 64, 65, 127, 128, 129, 255, 511, n]).collect()
+            (0..=40)
+                .chain([63, 64, 65, 127, 128, 129, 255, 511, n])
+                .collect()
         } else {
             (0..=300)
                 .chain([1023, 1024, 1025, 2047, 4095, 4096, 4097, 8000, n])
