@@ -380,7 +380,7 @@ mod tests {
     fn sysfs_reader_matches_std() {
         for i in 0..8u8 {
             for f in ["level", "type", "size", "shared_cpu_list"] {
-                let path = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/{f}");
+                let path = std::format!("/sys/devices/system/cpu/cpu0/cache/index{i}/{f}");
                 let mut buf = [0u8; 256];
                 let got = read_index_file(i, f.as_bytes(), &mut buf);
                 assert_eq!(got, std::fs::read(&path).ok().as_deref(), "{path}");
