@@ -673,7 +673,8 @@ fn verify(op: &str, len: usize, case: &Case) {
 /// parks in `sigsuspend` until the process exits, and the main thread checks its results.
 /// QEMU user mode refuses seccomp (`EINVAL`), so under an emulator the parent runs each child
 /// with `QEMU_STRACE=1` instead: `report` prints the armed threads' ids, and the parent fails on
-/// any of those calls made by one of them (and unless it saw each armed thread's `gettid`).
+/// any of those calls made by one of them after its arming mark (a `getppid`), and unless it saw
+/// each armed thread's mark.
 mod lock {
     use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
@@ -754,8 +755,12 @@ mod lock {
         }
     }
 
-    /// The `SIGSYS` handler (before any thread is armed).
+    /// Under an emulator (read before the window: `common::emulated` allocates).
+    static EMULATED: AtomicU8 = AtomicU8::new(0);
+
+    /// The `SIGSYS` handler, and whether this is an emulator (before any thread is armed).
     pub fn install_handler() {
+        EMULATED.store(u8::from(super::common::emulated()), Ordering::SeqCst);
         // SAFETY: a zeroed sigaction with an SA_SIGINFO handler that only writes and aborts.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
@@ -811,10 +816,14 @@ mod lock {
         };
         if ok {
             MODE.store(1, Ordering::SeqCst);
-        } else if super::common::emulated() {
+        } else if EMULATED.load(Ordering::SeqCst) == 1 {
             // SAFETY: gettid has no preconditions.
             TIDS[t].store(unsafe { libc::gettid() }, Ordering::SeqCst);
             MODE.store(2, Ordering::SeqCst);
+            // The trace's mark of the arming (std calls gettid at thread start; nothing in this
+            // process calls getppid).
+            // SAFETY: getppid has no preconditions.
+            unsafe { libc::getppid() };
         } else {
             super::die("\nNO_LOCK FAILURE: cannot install the seccomp filter (lock check)\n");
         }
@@ -866,7 +875,7 @@ mod lock {
                 .find(|&i| i == 0 || !out.as_bytes()[i - 1].is_ascii_digit())
         };
         for tid in line.split_whitespace() {
-            let Some(armed) = find(0, &format!("{tid} gettid(")) else {
+            let Some(armed) = find(0, &format!("{tid} getppid(")) else {
                 return Err(format!(
                     "no trace of armed thread {tid} (QEMU_STRACE not in effect?)"
                 ));

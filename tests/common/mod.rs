@@ -209,8 +209,12 @@ pub fn run_target_binary(exe: impl AsRef<std::ffi::OsStr>) -> std::process::Comm
 /// there the 64 x 64 offset grid is thinned to every third offset (still every residue mod 3
 /// and both ends), since TCG runs it ~20x slower than native.
 pub fn emulated() -> bool {
-    std::env::vars().any(|(k, v)| {
-        k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER") && !v.trim().is_empty()
+    // `vars_os`: a child may run with non-UTF-8 values (`vars` panics on them).
+    std::env::vars_os().any(|(k, v)| {
+        let k = k.to_string_lossy();
+        k.starts_with("CARGO_TARGET_")
+            && k.ends_with("_RUNNER")
+            && !v.to_string_lossy().trim().is_empty()
     })
 }
 
