@@ -44,10 +44,18 @@
 //! `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with `getenv`
 //! and parsed in place; a bad value is reported once per process with one `write(2)` from a
 //! stack buffer; `CACHECOPY_NT_THRESHOLD=calibrate` measures on `mmap`'d buffers; without `std`
-//! nothing reads the environment. Not covered: [`cpu()`] (a report), the `alloc` types such as
-//! `net::Frame`, Windows (where reading the environment allocates) and, until its detection stops
-//! reading sysfs with `format!`, the first call on aarch64 Linux. `tests/no_alloc.rs` checks this
-//! with a global allocator that aborts on any allocation.
+//! nothing reads the environment; on aarch64 Linux the cache sizes are read from sysfs with
+//! `open`/`read` into stack buffers. Not covered: [`cpu()`] (a report) and the `alloc` types
+//! such as `net::Frame`. `tests/no_alloc.rs` checks this on x86_64 and aarch64 Linux with a
+//! global allocator that aborts on any allocation and, on the racing threads, a seccomp filter
+//! (a system-call trace under QEMU) that fails on any `futex` wait, sleep, poll or yield.
+//!
+//! # Platforms
+//! Linux on x86_64 and aarch64 is tested (aarch64 under QEMU), and so are `no_std` builds for
+//! bare-metal targets. macOS and the BSDs build the same Unix code but are not tested.
+//! **Windows is not supported**: nothing builds or tests it. Where the code does compile there,
+//! the environment is read through `std::env::var`, which allocates, so the allocator guarantee
+//! above does not hold on Windows.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]

@@ -56,7 +56,6 @@ fn vector_backends_are_refused_when_not_offered() {
 /// `cachecopy::fill` (not `fill_with`) takes the inline path up to 32 bytes: every length
 /// around it, every mode, against both guard pages.
 #[test]
-#[cfg_attr(miri, ignore = "mmap")]
 fn inline_fills_stay_inside_guard_pages() {
     let mut g = Guarded::new(4096);
     for mode in Mode::ALL {

@@ -28,9 +28,13 @@ fn asix_fixup(f: &mut Frame) -> bool {
     f.reallocations() != before
 }
 
+/// How many frames the million-frame runs make: a million natively, 3000 under Miri (the same
+/// sequence's start: every length class and both padding sizes).
+const FRAMES: usize = if cfg!(miri) { 3000 } else { 1_000_000 };
+
 fn lengths() -> impl Iterator<Item = usize> {
     // 1 million frame lengths over 60..=1514, hitting 508 and 1020 (padding) regularly.
-    (0..1_000_000usize).map(|i| {
+    (0..FRAMES).map(|i| {
         if i % 97 == 0 {
             508 + 512 * (i % 2)
         } else {
@@ -54,7 +58,10 @@ fn asix_million_frames_no_copies_with_room() {
         assert_eq!(u16::from_le_bytes([f[0], f[1]]) as usize, len);
     }
     assert_eq!(copies, 0);
-    assert!(padded > 10_000, "padding path taken {padded} times");
+    assert!(
+        padded > FRAMES as u64 / 100,
+        "padding path taken {padded} times"
+    );
 }
 
 #[test]

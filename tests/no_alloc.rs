@@ -33,15 +33,6 @@ use cachecopy::{Backend, FlushOp, Mode};
 
 mod common;
 
-/// Known bug, pinned: on aarch64 Linux with `std`, detection reads the cache sizes from sysfs
-/// with `format!` and `read_to_string` (`arch/aarch64/cpu.rs`, `sysfs`), which allocate. There
-/// the children run detection before opening the window, and one extra child checks that the
-/// first call still allocates; when that is fixed, that check fails: set this to `false`.
-const DETECTION_ALLOCATES: bool = cfg!(all(
-    target_arch = "aarch64",
-    any(target_os = "linux", target_os = "android")
-));
-
 // ---------------------------------------------------------------- the allocator
 
 /// Open while no thread may allocate (or free).
@@ -56,9 +47,6 @@ thread_local! {
     /// This thread is inside the allocator's own cachecopy call. A `const` `Cell<bool>` needs
     /// no destructor, so reading it never allocates.
     static INSIDE: Cell<bool> = const { Cell::new(false) };
-    /// This thread is running detection ahead of a routed call (`DETECTION_ALLOCATES` only):
-    /// the allocations detection makes take the plain `System` path, not cachecopy again.
-    static WARMING: Cell<bool> = const { Cell::new(false) };
 }
 
 struct Strict;
@@ -76,9 +64,6 @@ fn die(msg: &str) -> ! {
 }
 
 fn route() -> bool {
-    if DETECTION_ALLOCATES && WARMING.with(Cell::get) {
-        return false;
-    }
     match ROUTE.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
@@ -106,12 +91,6 @@ impl Strict {
 
     /// Runs `f` (a cachecopy call) marked as inside the allocator.
     fn inside(&self, f: impl FnOnce()) {
-        if DETECTION_ALLOCATES {
-            // Detect first, outside the mark (see `DETECTION_ALLOCATES`).
-            WARMING.with(|c| c.set(true));
-            Backend::active();
-            WARMING.with(|c| c.set(false));
-        }
         INSIDE.with(|c| c.set(true));
         f();
         INSIDE.with(|c| c.set(false));
@@ -302,6 +281,10 @@ fn run_child(scenario: &str, env: &Env) -> (bool, String) {
     if scenario == "allocator" {
         cmd.env("NO_ALLOC_ROUTE", "1");
     }
+    if common::emulated() {
+        // The lock check's trace (see `lock`): QEMU user mode has no seccomp.
+        cmd.env("QEMU_STRACE", "1");
+    }
     let out = cmd.output().unwrap();
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
@@ -311,18 +294,7 @@ fn run_child(scenario: &str, env: &Env) -> (bool, String) {
 fn parent() {
     let mut scenarios = vec!["allocator".to_string(), "race:mixed".to_string()];
     scenarios.extend(OPS.iter().map(|op| format!("race:{op}")));
-    let mut envs = environments();
-    if common::emulated() {
-        // Under QEMU each child takes ~1.5 s: every third environment (the empty one, the
-        // all-bad and all-valid ones kept), ~30 children instead of 88.
-        let last = envs.len() - 2;
-        envs = envs
-            .into_iter()
-            .enumerate()
-            .filter(|&(i, _)| i % 3 == 0 || i >= last)
-            .map(|(_, e)| e)
-            .collect();
-    }
+    let envs = environments();
     let mut runs = 0;
     for env in &envs {
         let bad = has_bad_value(env);
@@ -340,8 +312,14 @@ fn parent() {
                 .collect();
             assert!(
                 ok && out.contains("no_alloc child: ok"),
-                "child {s} with {shown:?} failed:\n{out}"
+                "child {s} with {shown:?} failed:\n{}",
+                tail(&out)
             );
+            if s.starts_with("race:") {
+                if let Err(e) = lock::check_output(&out) {
+                    panic!("child {s} with {shown:?}: {e}\n{}", tail(&out));
+                }
+            }
             assert_eq!(
                 out.matches("cachecopy: ignoring").count(),
                 usize::from(bad),
@@ -351,15 +329,31 @@ fn parent() {
             runs += 1;
         }
     }
-    if DETECTION_ALLOCATES {
-        let (ok, out) = run_child("detect_in_window", &Vec::new());
+    // Each check can fail: an allocation, and a lock the racing threads wait on, added to the
+    // path inside the window.
+    for (mutant, check) in [
+        ("mutant:alloc", "NO_ALLOC FAILURE"),
+        ("mutant:mutex", "NO_LOCK FAILURE"),
+    ] {
+        let (ok, out) = run_child(mutant, &Vec::new());
+        let traced = lock::check_output(&out).err().unwrap_or_default();
         assert!(
-            !ok && out.contains("NO_ALLOC FAILURE"),
-            "detection no longer allocates here: set DETECTION_ALLOCATES to false\n{out}"
+            (!ok && out.contains(check)) || traced.contains(check),
+            "child {mutant} was not caught ({check} expected):\n{}",
+            tail(&out)
         );
-        println!("no_alloc: KNOWN BUG still present: aarch64 detection allocates (sysfs)");
+        println!("no_alloc: {mutant} caught: {check}");
     }
-    println!("no_alloc: {runs} child processes, 0 allocations in any window: ok");
+    println!("no_alloc: {runs} child processes, 0 allocations and 0 waits in any window: ok");
+}
+
+/// The end of a child's output (a traced child's can be megabytes).
+fn tail(out: &str) -> &str {
+    let mut at = out.len().saturating_sub(8000);
+    while !out.is_char_boundary(at) {
+        at += 1;
+    }
+    &out[at..]
 }
 
 // ---------------------------------------------------------------- the children
@@ -367,12 +361,12 @@ fn parent() {
 fn child(scenario: &str) {
     match scenario {
         "allocator" => allocator(),
-        "detect_in_window" => {
-            FORBID.store(true, Ordering::SeqCst);
-            Backend::active();
-            FORBID.store(false, Ordering::SeqCst);
-        }
-        s => race(s.strip_prefix("race:").expect("unknown scenario")),
+        "mutant:alloc" => race("mixed", Mutant::Alloc),
+        "mutant:mutex" => race("mixed", Mutant::Mutex),
+        s => race(
+            s.strip_prefix("race:").expect("unknown scenario"),
+            Mutant::None,
+        ),
     }
     check_environment_applied();
     println!("no_alloc child: ok");
@@ -433,7 +427,6 @@ const THREADS: usize = 4;
 static READY: AtomicUsize = AtomicUsize::new(0);
 static GO: AtomicBool = AtomicBool::new(false);
 static DONE: AtomicUsize = AtomicUsize::new(0);
-static RELEASE: AtomicBool = AtomicBool::new(false);
 
 fn spin_until(f: impl Fn() -> bool) {
     while !f() {
@@ -450,74 +443,102 @@ struct Case {
     got: Vec<Vec<(usize, u32)>>,
 }
 
-fn race(first: &str) {
+/// A thread's cases, handed to the main thread for checking: the racing threads never return
+/// (see `lock::park`), so the main thread reads their results once `DONE` says they are final.
+struct Shared(*const Vec<Vec<Case>>);
+// SAFETY: the pointee is written only by its thread before its `DONE` increment (SeqCst) and
+// read only by the main thread after observing `DONE == THREADS`.
+unsafe impl Send for Shared {}
+
+fn race(first: &str, mutant: Mutant) {
     assert!(
         first == "mixed" || OPS.contains(&first),
         "unknown op {first}"
     );
-    if DETECTION_ALLOCATES {
-        Backend::active();
-    }
     let flush_ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
-    let handles: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let flush_ops = flush_ops.clone();
-            let first = first.to_string();
-            std::thread::spawn(move || {
-                let order: Vec<usize> = {
-                    let lead = if first == "mixed" {
-                        t % OPS.len()
-                    } else {
-                        OPS.iter().position(|&o| o == first).unwrap()
-                    };
-                    std::iter::once(lead)
-                        .chain((0..OPS.len()).filter(|&o| o != lead))
-                        .collect()
+    lock::install_handler();
+    let (tx, rx) = std::sync::mpsc::channel::<Shared>();
+    for t in 0..THREADS {
+        let flush_ops = flush_ops.clone();
+        let first = first.to_string();
+        let tx = tx.clone();
+        // Never joined: the thread parks for good after its window (`lock::park`).
+        std::thread::spawn(move || {
+            let order: Vec<usize> = {
+                let lead = if first == "mixed" {
+                    t % OPS.len()
+                } else {
+                    OPS.iter().position(|&o| o == first).unwrap()
                 };
-                let mut cases: Vec<Vec<Case>> = LENS
-                    .iter()
-                    .enumerate()
-                    .map(|(li, &len)| {
-                        (0..OPS.len())
-                            .map(|o| Case {
-                                src: common::pattern(len, (t * 31 + li * 7 + o) as u8),
-                                dst: vec![vec![vec![0u8; len]; 4]; 2],
-                                got: vec![vec![(0, 0); 4]; 2],
-                            })
-                            .collect()
-                    })
-                    .collect();
-                READY.fetch_add(1, Ordering::SeqCst);
-                spin_until(|| GO.load(Ordering::SeqCst));
-                // ---- window: nothing below may allocate ----
-                for pass in 0..2 {
-                    for &o in &order {
-                        for lens in cases.iter_mut() {
-                            run(o, pass, t, &mut lens[o], &flush_ops);
-                        }
+                std::iter::once(lead)
+                    .chain((0..OPS.len()).filter(|&o| o != lead))
+                    .collect()
+            };
+            let mut cases: Vec<Vec<Case>> = LENS
+                .iter()
+                .enumerate()
+                .map(|(li, &len)| {
+                    (0..OPS.len())
+                        .map(|o| Case {
+                            src: common::pattern(len, (t * 31 + li * 7 + o) as u8),
+                            dst: vec![vec![vec![0u8; len]; 4]; 2],
+                            got: vec![vec![(0, 0); 4]; 2],
+                        })
+                        .collect()
+                })
+                .collect();
+            tx.send(Shared(&cases)).unwrap();
+            drop(tx);
+            READY.fetch_add(1, Ordering::SeqCst);
+            spin_until(|| GO.load(Ordering::SeqCst));
+            // ---- window: nothing below may allocate, lock or wait ----
+            lock::arm(t);
+            for pass in 0..2 {
+                for &o in &order {
+                    for lens in cases.iter_mut() {
+                        run(o, pass, t, &mut lens[o], &flush_ops, mutant);
                     }
                 }
-                DONE.fetch_add(1, Ordering::SeqCst);
-                spin_until(|| RELEASE.load(Ordering::SeqCst));
-                // ---- window closed ----
-                for (li, lens) in cases.iter().enumerate() {
-                    for (o, case) in lens.iter().enumerate() {
-                        verify(OPS[o], LENS[li], case);
-                    }
-                }
-            })
-        })
-        .collect();
+            }
+            DONE.fetch_add(1, Ordering::SeqCst);
+            lock::park()
+        });
+    }
+    drop(tx);
+    let shared: Vec<Shared> = rx.iter().collect();
+    assert_eq!(shared.len(), THREADS);
     spin_until(|| READY.load(Ordering::SeqCst) == THREADS);
     FORBID.store(true, Ordering::SeqCst);
     GO.store(true, Ordering::SeqCst);
     spin_until(|| DONE.load(Ordering::SeqCst) == THREADS);
     FORBID.store(false, Ordering::SeqCst);
-    RELEASE.store(true, Ordering::SeqCst);
-    for h in handles {
-        h.join().unwrap();
+    // ---- window closed ----
+    lock::report();
+    for s in &shared {
+        // SAFETY: see `Shared`: the thread is done with its cases and parks without touching
+        // them again (nor freeing them: it never returns).
+        let cases = unsafe { &*s.0 };
+        for (li, lens) in cases.iter().enumerate() {
+            for (o, case) in lens.iter().enumerate() {
+                verify(OPS[o], LENS[li], case);
+            }
+        }
     }
 }
+
+/// A deliberate fault on the racing threads' path, to show each check can fail: the parent
+/// runs one child with each and expects it to die with the check's message.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mutant {
+    None,
+    /// One small allocation per data-path call.
+    Alloc,
+    /// Every data-path call made holding one `Mutex` shared by the racing threads (held for
+    /// the whole call, so the threads contend and wait on it).
+    Mutex,
+}
+
+static MUTANT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Three uneven segment lengths covering `len`.
 fn splits(len: usize) -> (usize, usize) {
@@ -527,9 +548,17 @@ fn splits(len: usize) -> (usize, usize) {
 /// Operation `o` in every mode; pass 0 on the dispatched backend, pass 1 on the supported
 /// backends in turn (the `_with` forms; the cursors and flush forms where they exist). Inside
 /// the window: no formatting, no collections, only cachecopy calls and slicing.
-fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp]) {
+fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], mutant: Mutant) {
     let backends = Backend::supported();
     for (m, mode) in Mode::ALL.into_iter().enumerate() {
+        let _guard = match mutant {
+            Mutant::None => None,
+            Mutant::Alloc => {
+                std::hint::black_box(Box::new(m));
+                None
+            }
+            Mutant::Mutex => Some(MUTANT_LOCK.lock().unwrap()),
+        };
         let backend = backends[(t + m) % backends.len()];
         let src = &case.src[..];
         let dst = &mut case.dst[pass][m][..];
@@ -632,5 +661,238 @@ fn verify(op: &str, len: usize, case: &Case) {
                 _ => {}
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------- the lock check
+
+/// No racing thread may lock (wait) inside its window: from `arm` (its first data-path call
+/// follows) to `park`, the thread may not make a `futex` call, a sleep, a poll, or a
+/// `sched_yield` (a spin lock's back-off). An uncontended lock is an atomic and invisible here;
+/// what the check sees is every wait, which is what an allocator calling cachecopy cannot have
+/// (it may hold its own lock, or be running in a signal handler).
+///
+/// Natively, `arm` installs a seccomp filter on the calling thread only (no `TSYNC`) that traps
+/// those system calls (`SECCOMP_RET_TRAP`); the `SIGSYS` handler writes `NO_LOCK FAILURE` with
+/// the call's number and aborts. A racing thread never leaves its window: after its last call it
+/// parks in `sigsuspend` until the process exits, and the main thread checks its results.
+/// QEMU user mode refuses seccomp (`EINVAL`), so under an emulator the parent runs each child
+/// with `QEMU_STRACE=1` instead: `report` prints the armed threads' ids, and the parent fails on
+/// any of those calls made by one of them after its arming mark (a `getppid`), and unless it saw
+/// each armed thread's mark.
+mod lock {
+    use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+    /// How the current child checks: 0 not armed, 1 seccomp, 2 tracing (QEMU).
+    pub static MODE: AtomicU8 = AtomicU8::new(0);
+    static TIDS: [AtomicI32; super::THREADS] = [const { AtomicI32::new(0) }; super::THREADS];
+
+    /// The system calls a wait goes through, by name (for the QEMU trace) and number.
+    pub const NAMES: &[&str] = &[
+        "futex",
+        "futex_waitv",
+        "nanosleep",
+        "clock_nanosleep",
+        "ppoll",
+        "pselect6",
+        "epoll_pwait",
+        "epoll_pwait2",
+        "sched_yield",
+        #[cfg(target_arch = "x86_64")]
+        "poll",
+        #[cfg(target_arch = "x86_64")]
+        "select",
+        #[cfg(target_arch = "x86_64")]
+        "epoll_wait",
+        #[cfg(target_arch = "x86_64")]
+        "pause",
+    ];
+    const NUMBERS: &[libc::c_long] = &[
+        libc::SYS_futex,
+        449, // futex_waitv (the same number on every architecture since 5.16)
+        libc::SYS_nanosleep,
+        libc::SYS_clock_nanosleep,
+        libc::SYS_ppoll,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_pwait,
+        441, // epoll_pwait2
+        libc::SYS_sched_yield,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_poll,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_select,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_epoll_wait,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_pause,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xc000_003e;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xc000_00b7;
+
+    extern "C" fn on_sigsys(
+        _sig: libc::c_int,
+        info: *mut libc::siginfo_t,
+        _ctx: *mut libc::c_void,
+    ) {
+        // siginfo for SIGSYS: signo, errno, code (3 ints, padded to 16 bytes), then
+        // `_call_addr` (a pointer) and `_syscall` (an int) at offset 24.
+        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
+        let nr = unsafe {
+            info.cast::<u8>()
+                .add(24)
+                .cast::<libc::c_int>()
+                .read_unaligned()
+        };
+        let mut msg =
+            *b"\nNO_LOCK FAILURE: waiting system call inside the no-alloc window: number     \n";
+        let mut n = nr.unsigned_abs();
+        let end = msg.len() - 2;
+        for i in 0..4 {
+            msg[end - i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        // SAFETY: async-signal-safe calls only; abort never returns.
+        unsafe {
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+            libc::abort();
+        }
+    }
+
+    /// Under an emulator (read before the window: `common::emulated` allocates).
+    static EMULATED: AtomicU8 = AtomicU8::new(0);
+
+    /// The `SIGSYS` handler, and whether this is an emulator (before any thread is armed).
+    pub fn install_handler() {
+        EMULATED.store(u8::from(super::common::emulated()), Ordering::SeqCst);
+        // SAFETY: a zeroed sigaction with an SA_SIGINFO handler that only writes and aborts.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigsys as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut sa.sa_mask);
+            assert_eq!(libc::sigaction(libc::SIGSYS, &sa, std::ptr::null_mut()), 0);
+        }
+    }
+
+    /// Arms the check on the calling thread (the `t`-th racing one). No allocation.
+    pub fn arm(t: usize) {
+        const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+        const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+        const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+        let stmt = |code, k| libc::sock_filter {
+            code,
+            jt: 0,
+            jf: 0,
+            k,
+        };
+        let jeq = |k, jt, jf| libc::sock_filter {
+            code: JEQ,
+            jt,
+            jf,
+            k,
+        };
+        // [0] load arch; [1] other arch: allow; [2] load nr; [3..3+n] each listed nr: trap;
+        // [3+n] allow; [4+n] trap.
+        let mut prog = [stmt(0, 0); 32];
+        let n = NUMBERS.len();
+        prog[0] = stmt(LD, 4); // seccomp_data.arch
+        prog[1] = jeq(AUDIT_ARCH, 0, (n + 1) as u8);
+        prog[2] = stmt(LD, 0); // seccomp_data.nr
+        for (i, &nr) in NUMBERS.iter().enumerate() {
+            prog[3 + i] = jeq(nr as u32, (n - i) as u8, 0);
+        }
+        prog[3 + n] = stmt(RET, libc::SECCOMP_RET_ALLOW);
+        prog[4 + n] = stmt(RET, libc::SECCOMP_RET_TRAP);
+        let fprog = libc::sock_fprog {
+            len: (5 + n) as u16,
+            filter: prog.as_mut_ptr(),
+        };
+        // SAFETY: `fprog` points at `5 + n` initialised instructions that outlive the call
+        // (the kernel copies them); no_new_privs is per thread and only restricts.
+        let ok = unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+                && libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                    &fprog as *const libc::sock_fprog,
+                ) == 0
+        };
+        if ok {
+            MODE.store(1, Ordering::SeqCst);
+        } else if EMULATED.load(Ordering::SeqCst) == 1 {
+            // SAFETY: gettid has no preconditions.
+            TIDS[t].store(unsafe { libc::gettid() }, Ordering::SeqCst);
+            MODE.store(2, Ordering::SeqCst);
+            // The trace's mark of the arming (std calls gettid at thread start; nothing in this
+            // process calls getppid).
+            // SAFETY: getppid has no preconditions.
+            unsafe { libc::getppid() };
+        } else {
+            super::die("\nNO_LOCK FAILURE: cannot install the seccomp filter (lock check)\n");
+        }
+    }
+
+    /// The armed thread's end: it never returns, so it never runs thread exit (which may lock).
+    pub fn park() -> ! {
+        loop {
+            // SAFETY: an empty mask on the stack; sigsuspend returns only after a handler ran.
+            unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigsuspend(&set);
+            }
+        }
+    }
+
+    /// After the window: how the check ran, for the parent.
+    pub fn report() {
+        match MODE.load(Ordering::SeqCst) {
+            1 => println!("no_alloc lock check: seccomp"),
+            2 => {
+                let tids: Vec<String> = TIDS
+                    .iter()
+                    .map(|t| t.load(Ordering::SeqCst).to_string())
+                    .collect();
+                println!("no_alloc lock check: traced tids {}", tids.join(" "));
+            }
+            _ => panic!("lock check never armed"),
+        }
+    }
+
+    /// The parent's half: the lock check ran in this child's output, and (traced) found no wait.
+    pub fn check_output(out: &str) -> Result<(), String> {
+        if out.contains("no_alloc lock check: seccomp") {
+            return Ok(());
+        }
+        let Some(line) = out
+            .lines()
+            .find_map(|l| l.strip_prefix("no_alloc lock check: traced tids "))
+        else {
+            return Err("the lock check did not run".into());
+        };
+        // QEMU's trace lines start "<tid> <call>(", not always after a newline.
+        let find = |from: usize, what: &str| {
+            out[from..]
+                .match_indices(what)
+                .map(|(i, _)| from + i)
+                .find(|&i| i == 0 || !out.as_bytes()[i - 1].is_ascii_digit())
+        };
+        for tid in line.split_whitespace() {
+            let Some(armed) = find(0, &format!("{tid} getppid(")) else {
+                return Err(format!(
+                    "no trace of armed thread {tid} (QEMU_STRACE not in effect?)"
+                ));
+            };
+            for name in NAMES {
+                if find(armed, &format!("{tid} {name}(")).is_some() {
+                    return Err(format!(
+                        "NO_LOCK FAILURE: armed thread {tid} called {name} inside the window"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }

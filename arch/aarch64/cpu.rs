@@ -190,34 +190,41 @@ fn caches(line: usize) -> Caches {
 }
 
 /// Fills `c` from `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,shared_cpu_list}`.
+///
+/// Allocation-free (detection runs inside allocators, crate docs): each path is assembled in a
+/// stack buffer, each file read with `open`/`read` into another and parsed in place.
 #[cfg(all(
     feature = "std",
     any(target_os = "linux", target_os = "android"),
     not(miri)
 ))]
 fn sysfs(mut c: Caches) -> Caches {
-    use std::{format, fs::read_to_string};
     let mut found = false;
-    for i in 0..8 {
-        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
-        let read = |f: &str| read_to_string(format!("{dir}/{f}")).ok();
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
-        else {
+    for i in 0..8u8 {
+        let mut bufs = [[0u8; 64]; 3];
+        let [lb, kb, sb] = &mut bufs;
+        let (Some(level), Some(kind), Some(size)) = (
+            read_index_file(i, b"level", lb),
+            read_index_file(i, b"type", kb),
+            read_index_file(i, b"size", sb),
+        ) else {
             continue;
         };
-        if !matches!(kind.trim(), "Data" | "Unified") {
+        if !matches!(trim(kind), b"Data" | b"Unified") {
             continue;
         }
-        let Some(size) = parse_size(size.trim()) else {
+        let Some(size) = parse_size(trim(size)) else {
             continue;
         };
         found = true;
-        match level.trim() {
-            "1" => c.l1d = Some(size),
-            "2" => c.l2 = Some(size),
-            "3" => {
+        match trim(level) {
+            b"1" => c.l1d = Some(size),
+            b"2" => c.l2 = Some(size),
+            b"3" => {
                 c.l3 = Some(size);
-                c.l3_shared_by = read("shared_cpu_list").and_then(|l| count_cpus(l.trim()));
+                let mut lbuf = [0u8; 4096]; // a sysfs attribute is at most a page
+                c.l3_shared_by = read_index_file(i, b"shared_cpu_list", &mut lbuf)
+                    .and_then(|l| count_cpus(trim(l)));
             }
             _ => {}
         }
@@ -228,20 +235,92 @@ fn sysfs(mut c: Caches) -> Caches {
     c
 }
 
+/// Reads `/sys/devices/system/cpu/cpu0/cache/index<i>/<file>` into `buf`: the bytes read, or
+/// `None` if it cannot be opened or read, or does not fit (`buf` is larger than any value
+/// these files hold).
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn read_index_file<'b>(i: u8, file: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
+    const DIR: &[u8] = b"/sys/devices/system/cpu/cpu0/cache/index";
+    let mut path = [0u8; 80];
+    let n = DIR.len() + 2 + file.len();
+    if i > 9 || n >= path.len() {
+        return None;
+    }
+    path[..DIR.len()].copy_from_slice(DIR);
+    path[DIR.len()] = b'0' + i;
+    path[DIR.len() + 1] = b'/';
+    path[DIR.len() + 2..n].copy_from_slice(file);
+    // path[n] is the NUL terminator (zero-initialised).
+    // SAFETY: `path` is NUL-terminated (byte `n` is 0, `n < path.len()`); `open` keeps no
+    // reference to it.
+    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let mut len = 0;
+    let ok = loop {
+        if len == buf.len() {
+            break false; // too long for a sysfs value of this kind
+        }
+        // SAFETY: writes at most `buf.len() - len` bytes into the live, exclusive `buf[len..]`.
+        let r = unsafe { libc::read(fd, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+        match r {
+            0 => break true,
+            r if r > 0 => len += r as usize,
+            _ if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+            _ => break false,
+        }
+    };
+    // SAFETY: `fd` is the descriptor opened above, closed once.
+    unsafe { libc::close(fd) };
+    ok.then_some(&buf[..len])
+}
+
+/// `s` without leading and trailing ASCII whitespace (sysfs values end in a newline).
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn trim(s: &[u8]) -> &[u8] {
+    s.trim_ascii()
+}
+
+/// A decimal `usize`: digits only, no sign, no overflow.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn parse_usize(s: &[u8]) -> Option<usize> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0usize, |n, &d| {
+        d.is_ascii_digit()
+            .then_some(())
+            .and_then(|()| n.checked_mul(10)?.checked_add(usize::from(d - b'0')))
+    })
+}
+
 /// `"48K"`, `"2048K"`, `"32M"` or plain bytes.
 #[cfg(all(
     feature = "std",
     any(target_os = "linux", target_os = "android"),
     not(miri)
 ))]
-fn parse_size(s: &str) -> Option<usize> {
-    let (num, mul) = match s.as_bytes().last()? {
-        b'K' => (&s[..s.len() - 1], 1 << 10),
-        b'M' => (&s[..s.len() - 1], 1 << 20),
-        b'G' => (&s[..s.len() - 1], 1 << 30),
+fn parse_size(s: &[u8]) -> Option<usize> {
+    let (num, mul) = match s.split_last()? {
+        (b'K', num) => (num, 1 << 10),
+        (b'M', num) => (num, 1 << 20),
+        (b'G', num) => (num, 1 << 30),
         _ => (s, 1),
     };
-    num.parse::<usize>().ok()?.checked_mul(mul)
+    parse_usize(num)?.checked_mul(mul)
 }
 
 /// The number of CPUs in a list such as `"0-15"` or `"0,2,4-7"`.
@@ -250,21 +329,19 @@ fn parse_size(s: &str) -> Option<usize> {
     any(target_os = "linux", target_os = "android"),
     not(miri)
 ))]
-fn count_cpus(list: &str) -> Option<usize> {
-    let mut n = 0;
-    for part in list.split(',') {
-        n += match part.split_once('-') {
-            Some((a, b)) => {
-                b.parse::<usize>()
-                    .ok()?
-                    .checked_sub(a.parse::<usize>().ok()?)?
-                    + 1
+fn count_cpus(list: &[u8]) -> Option<usize> {
+    let mut n = 0usize;
+    for part in list.split(|&b| b == b',') {
+        n = n.checked_add(match part.iter().position(|&b| b == b'-') {
+            Some(dash) => {
+                let (a, b) = (&part[..dash], &part[dash + 1..]);
+                parse_usize(b)?.checked_sub(parse_usize(a)?)? + 1
             }
             None => {
-                part.parse::<usize>().ok()?;
+                parse_usize(part)?;
                 1
             }
-        };
+        })?;
     }
     (n > 0).then_some(n)
 }
@@ -280,14 +357,45 @@ mod tests {
 
     #[test]
     fn sysfs_formats() {
-        assert_eq!(parse_size("48K"), Some(48 << 10));
-        assert_eq!(parse_size("32M"), Some(32 << 20));
-        assert_eq!(parse_size("512"), Some(512));
-        assert_eq!(parse_size("x"), None);
-        assert_eq!(count_cpus("0-15"), Some(16));
-        assert_eq!(count_cpus("0,2,4-7"), Some(6));
-        assert_eq!(count_cpus("3"), Some(1));
-        assert_eq!(count_cpus("7-3"), None);
+        assert_eq!(parse_size(b"48K"), Some(48 << 10));
+        assert_eq!(parse_size(b"32M"), Some(32 << 20));
+        assert_eq!(parse_size(b"2G"), Some(2 << 30));
+        assert_eq!(parse_size(b"512"), Some(512));
+        assert_eq!(parse_size(b"x"), None);
+        assert_eq!(parse_size(b"K"), None);
+        assert_eq!(parse_size(b"-4K"), None);
+        assert_eq!(parse_size(b"99999999999999999999K"), None);
+        assert_eq!(count_cpus(b"0-15"), Some(16));
+        assert_eq!(count_cpus(b"0,2,4-7"), Some(6));
+        assert_eq!(count_cpus(b"3"), Some(1));
+        assert_eq!(count_cpus(b"7-3"), None);
+        assert_eq!(count_cpus(b""), None);
+        assert_eq!(count_cpus(b"1,,2"), None);
+        assert_eq!(trim(b" 48K\n"), b"48K");
+    }
+
+    /// The reader against `std::fs` on whatever this machine's sysfs holds (QEMU user mode
+    /// passes the host's through), and its refusals.
+    #[test]
+    fn sysfs_reader_matches_std() {
+        for i in 0..8u8 {
+            for f in ["level", "type", "size", "shared_cpu_list"] {
+                let path = std::format!("/sys/devices/system/cpu/cpu0/cache/index{i}/{f}");
+                let mut buf = [0u8; 256];
+                let got = read_index_file(i, f.as_bytes(), &mut buf);
+                assert_eq!(got, std::fs::read(&path).ok().as_deref(), "{path}");
+            }
+        }
+        let mut tiny = [0u8; 1];
+        if std::fs::metadata("/sys/devices/system/cpu/cpu0/cache/index0/type").is_ok() {
+            assert_eq!(
+                read_index_file(0, b"type", &mut tiny),
+                None,
+                "too long for buf"
+            );
+        }
+        assert_eq!(read_index_file(0, b"no-such-file", &mut [0u8; 8]), None);
+        assert_eq!(read_index_file(10, b"size", &mut [0u8; 8]), None);
     }
 
     #[test]

@@ -28,6 +28,13 @@ struct Case {
 
 const CANARY: u8 = 0x3D;
 
+/// Every byte of `s` is `b`, compared a block at a time (`memcmp`): a byte loop over up to
+/// 128 KiB ran SanitizerCoverage's comparison hook per byte, 60 % of the target's time.
+fn all_are(s: &[u8], b: u8) -> bool {
+    let block = [b; 4096];
+    s.chunks(block.len()).all(|c| c == &block[..c.len()])
+}
+
 fuzz_target!(|c: Case| {
     let backends = Backend::supported();
     let backend = backends[c.backend as usize % backends.len()];
@@ -44,6 +51,6 @@ fuzz_target!(|c: Case| {
     } else {
         cachecopy::fill_with(backend, &mut dst[off..off + len], c.byte, mode).unwrap();
     }
-    assert!(dst[off..off + len].iter().all(|&b| b == c.byte));
-    assert!(dst[..off].iter().chain(&dst[off + len..]).all(|&b| b == CANARY));
+    assert!(all_are(&dst[off..off + len], c.byte));
+    assert!(all_are(&dst[..off], CANARY) && all_are(&dst[off + len..], CANARY));
 });

@@ -56,6 +56,45 @@ fn carve(segs: &[(u8, u8)], scale: usize) -> (Vec<(usize, usize)>, usize) {
     (v, at + 70)
 }
 
+/// The largest backing store `carve` can ask for: 64 segments of 255 * 24 bytes and 69-byte
+/// gaps, plus the 70-byte tail.
+const MAX_BACK: usize = 64 * (255 * 24 + 69) + 70;
+
+/// The source bytes (`i * 31 + 7`) and the scatter payload (`i * 13 + 5`), computed once: built
+/// per input they cost more than the cursor operations under test.
+fn patterns() -> &'static (Vec<u8>, Vec<u8>) {
+    static P: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        (
+            (0..MAX_BACK).map(|i| (i * 31 + 7) as u8).collect(),
+            (0..70000).map(|i| (i * 13 + 5) as u8).collect(),
+        )
+    })
+}
+
+/// Calls `f(backing_index, j)` for the `n` flat positions from `pos` of the segments `segs`
+/// (`(start, len)` in the backing store): the model's view of a scatter, without a per-byte
+/// index table.
+fn for_each_flat(segs: &[(usize, usize)], pos: usize, n: usize, mut f: impl FnMut(usize, usize)) {
+    let (mut skip, mut j) = (pos, 0);
+    for &(s, l) in segs {
+        if j == n {
+            break;
+        }
+        if skip >= l {
+            skip -= l;
+            continue;
+        }
+        let take = (l - skip).min(n - j);
+        for k in 0..take {
+            f(s + skip + k, j + k);
+        }
+        j += take;
+        skip = 0;
+    }
+    assert_eq!(j, n, "model range past the segments");
+}
+
 /// Model cursor: position and count over a flat index space.
 #[derive(Clone, Copy, Debug)]
 struct M {
@@ -68,8 +107,12 @@ fuzz_target!(|input: Input| {
     let scale = 1 + input.scale as usize % 24;
     let (ss, ssize) = carve(&input.src_segs, scale);
     let (ds, dsize) = carve(&input.dst_segs, scale);
-    let sback: Vec<u8> = (0..ssize).map(|i| (i * 31 + 7) as u8).collect();
-    let sflat: Vec<u8> = ss.iter().flat_map(|&(s, l)| sback[s..s + l].to_vec()).collect();
+    let (pattern, payload) = patterns();
+    let sback = &pattern[..ssize];
+    let mut sflat = Vec::with_capacity(ssize);
+    for &(s, l) in &ss {
+        sflat.extend_from_slice(&sback[s..s + l]);
+    }
     let iov: Vec<IoVec<'_>> = ss.iter().map(|&(s, l)| IoVec::new(&sback[s..s + l])).collect();
     let bv: Vec<BioVec<'_>> = ss
         .iter()
@@ -79,7 +122,7 @@ fuzz_target!(|input: Input| {
 
     let mut dback = vec![0xEEu8; dsize];
     let mut model = dback.clone();
-    let map: Vec<usize> = ds.iter().flat_map(|&(s, l)| s..s + l).collect();
+    let dtotal: usize = ds.iter().map(|&(_, l)| l).sum();
     let mut dsegs = Vec::new();
     let mut rest = &mut dback[..];
     let mut at = 0;
@@ -93,9 +136,8 @@ fuzz_target!(|input: Input| {
     let mut dst = Dest::iovec(&mut dsegs);
 
     let mut sm = M { pos: 0, count: sflat.len(), total: sflat.len() };
-    let mut dm = M { pos: 0, count: map.len(), total: map.len() };
+    let mut dm = M { pos: 0, count: dtotal, total: dtotal };
     let mut saved = None;
-    let payload: Vec<u8> = (0..70000).map(|i| (i * 13 + 5) as u8).collect();
 
     for op in input.ops.iter().take(64) {
         match *op {
@@ -139,27 +181,22 @@ fuzz_target!(|input: Input| {
                 if !full {
                     assert_eq!(n, data.len().min(dm.count));
                 }
-                for j in 0..n {
-                    model[map[dm.pos + j]] = data[j];
-                }
+                for_each_flat(&ds, dm.pos, n, |b, j| model[b] = data[j]);
                 dm.pos += n;
                 dm.count -= n;
             }
             Op::Zero { len, mode: m } => {
                 let n = zero_iter(&mut dst, len as usize, mode(m));
                 assert_eq!(n, (len as usize).min(dm.count));
-                for j in 0..n {
-                    model[map[dm.pos + j]] = 0;
-                }
+                for_each_flat(&ds, dm.pos, n, |b, _| model[b] = 0);
                 dm.pos += n;
                 dm.count -= n;
             }
             Op::CursorToCursor { len, mode: m } => {
                 let n = copy_iter(&mut dst, &mut src, len as usize, mode(m));
                 assert_eq!(n, (len as usize).min(dm.count).min(sm.count));
-                for j in 0..n {
-                    model[map[dm.pos + j]] = sflat[sm.pos + j];
-                }
+                let from = &sflat[sm.pos..sm.pos + n];
+                for_each_flat(&ds, dm.pos, n, |b, j| model[b] = from[j]);
                 dm.pos += n;
                 dm.count -= n;
                 sm.pos += n;
