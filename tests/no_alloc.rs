@@ -238,6 +238,14 @@ fn environments() -> Vec<Env> {
         "CACHECOPY_TUNE",
         b"nt=16M,fill_nt=16M,bad=1,rep_movsb=never,fill_rep=2K",
     ));
+    // The engine's fields: in the line (with one bad field), and in `CACHECOPY_ENGINE`, valid
+    // and not (composed tables are chosen at detection, inside the first call).
+    envs.push(one(
+        "CACHECOPY_TUNE",
+        b"nt=4M,temporal=generic,stream=sse9,edges=overlap",
+    ));
+    envs.push(one("CACHECOPY_ENGINE", b"temporal=generic,edges=masked"));
+    envs.push(one("CACHECOPY_ENGINE", b"body=nope,,edges"));
     // Every variable bad at once (one warning, whichever comes first), and every one valid.
     envs.push(VARS.iter().map(|&k| (k, b"x".to_vec())).collect());
     envs.push(vec![
@@ -254,6 +262,20 @@ fn environments() -> Vec<Env> {
 fn has_bad_value(env: &Env) -> bool {
     env.iter().any(|(k, v)| {
         let text = std::str::from_utf8(v).map(str::trim);
+        if *k == "CACHECOPY_ENGINE" {
+            // Every field a backend this CPU runs or an edge store, or not.
+            return !text.is_ok_and(|t| {
+                t.split(',').filter(|f| !f.trim().is_empty()).all(|f| {
+                    f.split_once('=').is_some_and(|(k, v)| match k.trim() {
+                        "edges" => ["masked", "overlap"].contains(&v.trim()),
+                        "temporal" | "stream" | "body" => Backend::supported()
+                            .iter()
+                            .any(|b| b.name().eq_ignore_ascii_case(v.trim())),
+                        _ => false,
+                    })
+                })
+            });
+        }
         if *k == "CACHECOPY_BACKEND" {
             !text.is_ok_and(|t| {
                 Backend::supported()
