@@ -196,12 +196,16 @@ pub struct Calibration {
 pub(crate) const MAX_ENGINES: usize = 8;
 /// How much faster than the rule's choice a candidate must be to replace it: 5 %.
 pub(crate) const ENGINE_MARGIN: f64 = 0.95;
-/// Of the budget, the most the engine measurement may take (it runs last).
+/// The most the engine measurement may take (it runs last, and never past [`ENGINE_DEADLINE`]
+/// from the calibration's start).
 const ENGINE_BUDGET: Duration = Duration::from_millis(18);
+/// Wall time since the calibration started past which the engine measurement stops: the whole
+/// calibration stays within 150 ms.
+const ENGINE_DEADLINE: Duration = Duration::from_millis(148);
 /// Rounds of the engine measurement.
 const ENGINE_ROUNDS: u32 = 9;
-/// Frames built per timed sample (two batches).
-const ENGINE_FRAMES: usize = 128;
+/// Frames built per timed sample (one batch).
+const ENGINE_FRAMES: usize = 64;
 
 /// One candidate engine's frames against the rule's.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -409,7 +413,8 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         };
         nt_sweeps(&mut copy, &mut fill, copy_op, fill_op, t0);
     }
-    let check = engine_check(&cpu, c.l2);
+    let left = ENGINE_DEADLINE.saturating_sub(t0.elapsed()).min(ENGINE_BUDGET);
+    let check = engine_check(&cpu, c.l2, left);
     let engine = (check.outcome == Outcome::Decided).then(|| decided_engine(&check));
     Calibration {
         copy: copy.decided,
@@ -442,7 +447,7 @@ fn engine_candidates(rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
 
 /// Builds frames with every candidate engine against the rule's, in paired rounds, each
 /// candidate and job on a ring of its own. See the module docs.
-fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>) -> EngineCheck {
+fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>, budget: Duration) -> EngineCheck {
     const SLOT: usize = 1536;
     const HDR: usize = 42;
     const PAYLOAD: usize = 1472;
@@ -549,7 +554,7 @@ fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>) -> EngineCheck {
     }
     let mut ratios = [[[f64::NAN; ENGINE_ROUNDS as usize]; 2]; MAX_ENGINES];
     let mut rounds = 0;
-    while rounds < ENGINE_ROUNDS as usize && t0.elapsed() < ENGINE_BUDGET {
+    while rounds < ENGINE_ROUNDS as usize && t0.elapsed() < budget {
         for (job, nt) in [false, true].into_iter().enumerate() {
             let mut times = [0.0f64; MAX_ENGINES];
             for j in 0..n {
@@ -1127,7 +1132,7 @@ mod tests {
             rep_movsb_sweep: Sweep::new(&[]),
             fill_rep_sweep: Sweep::new(&[]),
             engine: None,
-            engine_check: engine_check(&crate::arch::detect(), None),
+            engine_check: engine_check(&crate::arch::detect(), None, ENGINE_BUDGET),
         };
         let mut s = Line::default();
         write!(s, "{c}").unwrap();
@@ -1171,7 +1176,7 @@ mod tests {
 
     #[test]
     fn the_engine_check_compares_every_candidate_against_the_rule() {
-        let c = engine_check(&crate::arch::detect(), None);
+        let c = engine_check(&crate::arch::detect(), None, ENGINE_BUDGET);
         let t = c.trials();
         assert_eq!(t[0].engine, c.rule);
         if t.len() > 1 {
