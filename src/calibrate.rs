@@ -413,7 +413,9 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         };
         nt_sweeps(&mut copy, &mut fill, copy_op, fill_op, t0);
     }
-    let left = ENGINE_DEADLINE.saturating_sub(t0.elapsed()).min(ENGINE_BUDGET);
+    let left = ENGINE_DEADLINE
+        .saturating_sub(t0.elapsed())
+        .min(ENGINE_BUDGET);
     let check = engine_check(&cpu, c.l2, left);
     let engine = (check.outcome == Outcome::Decided).then(|| decided_engine(&check));
     Calibration {

@@ -71,6 +71,8 @@ pub(crate) struct Field {
     /// Reads a value (surrounding blanks already trimmed); `None`: not one.
     pub(crate) parse: fn(&[u8]) -> Option<usize>,
     /// Writes a value as `parse` reads it.
+    // Used by `Calibration`'s line, which exists with `std` on Unix only.
+    #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))]
     pub(crate) show: fn(usize, &mut dyn core::fmt::Write) -> core::fmt::Result,
     /// What a value is, for the warning about a bad one.
     pub(crate) what: &'static str,

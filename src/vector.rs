@@ -176,6 +176,15 @@ scalar!(u8, u16, u32, u64, u128);
 /// other operation is `V`'s own.
 #[derive(Clone, Copy)]
 #[repr(transparent)]
+// Only the AVX-512 backend has masked moves to turn off.
+#[cfg_attr(
+    not(all(
+        target_arch = "x86_64",
+        target_feature = "sse2",
+        not(cachecopy_integer_only)
+    )),
+    allow(dead_code)
+)]
 pub(crate) struct Overlap<V>(V);
 
 // SAFETY: every method is `V`'s, so it moves `V::BYTES` bytes; `MASKED` is false, so the
