@@ -30,6 +30,13 @@ fn getters() -> Thresholds {
     ]
 }
 
+/// The built-in thresholds, as a fresh process reads them. Not this process's getters: another
+/// test here may be calibrating, and a calibration sets the `rep` thresholds for the length of
+/// its sweep.
+fn builtin() -> Thresholds {
+    child(&[]).0
+}
+
 /// Runs the child with `env`; returns the thresholds it read and its stderr.
 fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
     let (t, _, err) = child_engine(env);
@@ -85,7 +92,7 @@ const K: usize = 1 << 10;
 fn the_calibrations_line_reads_back_as_the_same_thresholds() {
     // What this process would keep: the calibration applied over the built-in rules.
     let c = cachecopy::calibrate();
-    let builtin = getters();
+    let builtin = builtin();
     let line = c.to_string();
     let value = line
         .strip_prefix("CACHECOPY_TUNE=")
@@ -120,7 +127,7 @@ fn the_calibrations_line_reads_back_as_the_same_thresholds() {
 #[test]
 #[cfg_attr(miri, ignore = "starts processes")]
 fn engine_fields_in_the_line_and_who_wins() {
-    let builtin = getters();
+    let builtin = builtin();
     let rule = cachecopy::Engine::rule(&cachecopy::cpu()).0;
     let generic = |stream: cachecopy::Backend| {
         cachecopy::Engine::new(cachecopy::Backend::Generic, stream, rule.edges).to_string()
@@ -158,7 +165,7 @@ fn every_field_with_its_suffix_and_never() {
     assert_eq!(got, [16 * M, 16 * M, usize::MAX, 2 * K]);
     assert_eq!(err, "");
     let (got, _) = child(&[("CACHECOPY_TUNE", "nt=1G,fill_nt=3000,,fill_rep=0")]);
-    let builtin = getters();
+    let builtin = builtin();
     assert_eq!(got, [1 << 30, 3000, builtin[2], 0]);
     // A later field overrides an earlier one.
     let (got, _) = child(&[("CACHECOPY_TUNE", "nt=1M,nt=2M")]);
@@ -168,7 +175,7 @@ fn every_field_with_its_suffix_and_never() {
 #[test]
 #[cfg_attr(miri, ignore = "starts processes")]
 fn a_bad_field_is_reported_once_and_the_others_kept() {
-    let builtin = getters();
+    let builtin = builtin();
     for (line, want) in [
         (
             "nt=4M,bogus=1,fill_rep=8K",
