@@ -250,10 +250,24 @@ pub fn copy_with(
     src: &[u8],
     mode: Mode,
 ) -> Result<(), Unsupported> {
+    copy_checked("copy_with", || backend.kernels(), dst, src, mode)
+}
+
+/// [`copy_with`] and [`copy_with_engine`]: the length check (naming `name`), then the table
+/// `kernels` finds, then the copy.
+#[inline]
+#[track_caller]
+fn copy_checked(
+    name: &str,
+    kernels: impl FnOnce() -> Result<&'static Kernels, Unsupported>,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
     if dst.len() != src.len() {
-        len_mismatch("copy_with", dst.len(), src.len());
+        len_mismatch(name, dst.len(), src.len());
     }
-    let k = backend.kernels()?;
+    let k = kernels()?;
     // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
     unsafe {
         copy_on(
@@ -291,21 +305,7 @@ pub fn copy_with_engine(
     src: &[u8],
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    if dst.len() != src.len() {
-        len_mismatch("copy_with_engine", dst.len(), src.len());
-    }
-    let k = engine.kernels()?;
-    // SAFETY: as `copy_with`.
-    unsafe {
-        copy_on(
-            k,
-            dst.as_mut_ptr(),
-            src.as_ptr(),
-            src.len(),
-            mode.resolve(src.len(), nt_threshold),
-        )
-    };
-    Ok(())
+    copy_checked("copy_with_engine", || engine.kernels(), dst, src, mode)
 }
 
 /// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
@@ -399,7 +399,13 @@ pub fn fill_with(
     byte: u8,
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    let k = backend.kernels()?;
+    fill_checked(backend.kernels()?, dst, byte, mode);
+    Ok(())
+}
+
+/// [`fill_with`] and [`fill_with_engine`] once their table `k` (which runs on this CPU) is found.
+#[inline]
+fn fill_checked(k: &'static Kernels, dst: &mut [u8], byte: u8, mode: Mode) {
     // SAFETY: a live slice; `k` runs on this CPU.
     unsafe {
         fill_on(
@@ -410,7 +416,6 @@ pub fn fill_with(
             mode.resolve(dst.len(), fill_nt_threshold),
         )
     };
-    Ok(())
 }
 
 /// Fills with exactly `engine`; otherwise as [`fill_with`].
@@ -424,17 +429,7 @@ pub fn fill_with_engine(
     byte: u8,
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    let k = engine.kernels()?;
-    // SAFETY: a live slice; `k` runs on this CPU.
-    unsafe {
-        fill_on(
-            k,
-            dst.as_mut_ptr(),
-            byte,
-            dst.len(),
-            mode.resolve(dst.len(), fill_nt_threshold),
-        )
-    };
+    fill_checked(engine.kernels()?, dst, byte, mode);
     Ok(())
 }
 
