@@ -84,6 +84,8 @@ mod mode;
 pub mod net;
 pub mod page;
 pub mod policy;
+#[cfg(all(test, feature = "std"))]
+mod testutil;
 mod thresholds;
 mod tune;
 mod vector;

@@ -48,7 +48,7 @@ fn vector_backends_are_refused_when_not_offered() {
                 fill_with(b, &mut dst, 0x11, mode).is_err(),
                 "{b:?} {mode:?}"
             );
-            assert!(dst.iter().all(|&x| x == CANARY), "{b:?} {mode:?} wrote");
+            assert!(all_bytes(&dst, CANARY), "{b:?} {mode:?} wrote");
         }
     }
 }
@@ -72,7 +72,7 @@ fn inline_fills_stay_inside_guard_pages() {
                     let (lo, hi) = if at_end { (16, len + 16) } else { (0, len) };
                     cachecopy::fill(&mut dst[lo..hi], byte, mode);
                     assert!(
-                        dst[lo..hi].iter().all(|&x| x == byte),
+                        all_bytes(&dst[lo..hi], byte),
                         "{mode:?} len {len} end {at_end}: wrong byte"
                     );
                     assert!(

@@ -34,7 +34,7 @@ fn batch_operations_stay_inside_guard_pages() {
             );
             assert_eq!(hi.at_end(len), &src[..], "{mode:?} copy at end, len {len}");
             assert!(
-                fl.at_end(len).iter().all(|&b| b == 0x3c),
+                all_bytes(fl.at_end(len), 0x3c),
                 "{mode:?} fill at end, len {len}"
             );
             assert_eq!(cs.at_start(len), &src[..], "{mode:?} csum copy, len {len}");
@@ -62,7 +62,7 @@ fn unfenced_raw_forms_then_fence() {
             // SAFETY: as above.
             unsafe { cachecopy::fill_raw_unfenced(dst.as_mut_ptr(), 0xa7, len, mode) };
             cachecopy::fence();
-            assert!(dst.iter().all(|&b| b == 0xa7), "{mode:?} fill len {len}");
+            assert!(all_bytes(dst, 0xa7), "{mode:?} fill len {len}");
         }
     }
 }
@@ -112,10 +112,7 @@ fn frames_with_a_header_at_offset_42_on_every_engine() {
                     let what = format!("{e} header {h} gather {gather} frame {i}");
                     assert_eq!(&slot[..h], &hdr[..h], "{what}: header");
                     assert_eq!(&slot[h..len], &payload[..], "{what}: payload");
-                    assert!(
-                        slot[len..].iter().all(|&b| b == CANARY),
-                        "{what}: past the frame"
-                    );
+                    assert!(all_bytes(&slot[len..], CANARY), "{what}: past the frame");
                 }
             }
         }

@@ -127,7 +127,7 @@ fn unsupported_engine_is_an_error_and_writes_nothing() {
         assert!(cachecopy::fill_with_engine(e, &mut dst, 1, Mode::Temporal).is_err());
         assert!(cachecopy::batch_with(e, Mode::NonTemporal, |_| ()).is_err());
     }
-    assert!(dst.iter().all(|&b| b == 9));
+    assert!(all_bytes(&dst, 9));
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn flush_cache_through_each_instruction() {
                     copy_with_flush(b, op, &mut dst[off..], &src[..len]).unwrap();
                     assert_eq!(&dst[off..], &src[..len], "{b:?} {op:?} {len} {off}");
                     cachecopy::fill_with_flush(b, op, &mut dst[off..], 0x77).unwrap();
-                    assert!(dst[off..].iter().all(|&x| x == 0x77));
+                    assert!(all_bytes(&dst[off..], 0x77));
                 }
             }
         }
@@ -247,10 +247,10 @@ fn thresholds_are_sane_and_settable() {
 fn zero_and_fill_public_api() {
     let mut v = vec![1u8; 5000];
     cachecopy::zero(&mut v, Mode::Auto);
-    assert!(v.iter().all(|&b| b == 0));
+    assert!(all_bytes(&v, 0));
     fill(&mut v[3..], 0xEE, Mode::NonTemporal);
     assert_eq!(&v[..3], &[0, 0, 0]);
-    assert!(v[3..].iter().all(|&b| b == 0xEE));
+    assert!(all_bytes(&v[3..], 0xEE));
 }
 
 /// The public `fill`/`zero` store up to 32 bytes inline, without dispatch: every mode, every
@@ -273,7 +273,7 @@ fn public_fill_inline_sizes() {
                 let byte = (len as u8) ^ 0x3c;
                 fill(&mut buf[d_o..d_o + len], byte, mode);
                 assert!(
-                    buf[d_o..d_o + len].iter().all(|&b| b == byte),
+                    all_bytes(&buf[d_o..d_o + len], byte),
                     "{mode:?} {len} +{d_o}"
                 );
                 assert!(
@@ -284,10 +284,7 @@ fn public_fill_inline_sizes() {
                     "{mode:?} {len} +{d_o}: byte outside changed"
                 );
                 cachecopy::zero(&mut buf[d_o..d_o + len], mode);
-                assert!(
-                    buf[d_o..d_o + len].iter().all(|&b| b == 0),
-                    "{mode:?} zero {len}"
-                );
+                assert!(all_bytes(&buf[d_o..d_o + len], 0), "{mode:?} zero {len}");
                 buf.fill(CANARY);
             }
         }
@@ -296,9 +293,9 @@ fn public_fill_inline_sizes() {
     for mode in Mode::ALL {
         for len in 0..=80 {
             fill(g.at_start(len), 0x11, mode);
-            assert!(g.at_start(len).iter().all(|&b| b == 0x11));
+            assert!(all_bytes(g.at_start(len), 0x11));
             fill(g.at_end(len), 0x22, mode);
-            assert!(g.at_end(len).iter().all(|&b| b == 0x22));
+            assert!(all_bytes(g.at_end(len), 0x22));
         }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Barrier};
 use cachecopy::{Backend, Edges, Engine, Mode};
 
 mod common;
+use common::all_bytes;
 
 /// Runs the ignored test `name` of this binary in a child with `env` set; returns its stderr.
 fn child(name: &str, env: &[(&str, &str)]) -> String {
@@ -99,7 +100,7 @@ fn child_expect_engine() {
             cachecopy::copy(&mut dst[42..], &src, mode);
             assert_eq!(dst[42..], src[..]);
             cachecopy::fill(&mut dst[..len], 0x77, mode);
-            assert!(dst[..len].iter().all(|&b| b == 0x77));
+            assert!(all_bytes(&dst[..len], 0x77));
         }
     }
 }
@@ -234,7 +235,7 @@ fn child_expect_fill_rep() {
     let mut v = vec![1u8; 70_000];
     cachecopy::fill(&mut v[5..], 0x42, cachecopy::Mode::Temporal);
     assert_eq!(v[..5], [1; 5]);
-    assert!(v[5..].iter().all(|&b| b == 0x42));
+    assert!(all_bytes(&v[5..], 0x42));
 }
 
 #[test]

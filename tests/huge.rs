@@ -14,7 +14,7 @@
 use cachecopy::{Backend, Mode};
 
 mod common;
-use common::{miri, pattern, CANARY};
+use common::{all_bytes, miri, pattern, CANARY};
 
 const GIB4: usize = 1 << 32;
 
@@ -105,8 +105,8 @@ fn four_gib_and_67_bytes_per_mode() {
     dst_map.range(d_o + len, 64).fill(CANARY);
     let canaries_intact = |what: &str| {
         assert!(
-            dst_map.range(0, d_o).iter().all(|&b| b == CANARY)
-                && dst_map.range(d_o + len, 64).iter().all(|&b| b == CANARY),
+            all_bytes(dst_map.range(0, d_o), CANARY)
+                && all_bytes(dst_map.range(d_o + len, 64), CANARY),
             "{what}: a byte outside the destination changed"
         );
     };
@@ -190,7 +190,7 @@ fn every_backend_across_the_4gib_boundary() {
                     let byte = (len + m) as u8 | 1;
                     cachecopy::fill_with(backend, &mut dst[64..64 + len], byte, mode).unwrap();
                     assert!(
-                        dst[64..64 + len].iter().all(|&b| b == byte),
+                        all_bytes(&dst[64..64 + len], byte),
                         "{backend} {mode} fill {len} across {p:#x}"
                     );
                     assert!(

@@ -429,7 +429,7 @@ fn allocator() {
     assert!(route(), "NO_ALLOC_ROUTE not seen");
     for len in [1usize, 33, 1000, 5000, 300_000, 3 << 20, 40 << 20] {
         let v = vec![0u8; len];
-        assert!(v.iter().all(|&b| b == 0), "zeroed {len}");
+        assert!(common::all_bytes(&v, 0), "zeroed {len}");
         drop(v);
         let mut v = common::pattern(len, len as u8);
         let want = v.clone();
@@ -666,7 +666,7 @@ fn verify(op: &str, len: usize, case: &Case) {
             let (dst, got) = (&case.dst[pass][m], case.got[pass][m]);
             let what = format!("{op} pass {pass} {mode} len {len}");
             if op == "fill" {
-                assert!(dst.iter().all(|&b| b == case.src[0]), "{what}");
+                assert!(common::all_bytes(dst, case.src[0]), "{what}");
             } else {
                 assert!(*dst == case.src, "{what}: bytes differ");
             }

@@ -4,6 +4,8 @@ use cachecopy::page::{
     page_size, AlignedBlocks, BasePages, Compound, CompoundLookup, Frag, FragBuilder, FragStats,
     Frags, LookupError, Page, PageLink, PageTable, MAX_SKB_FRAGS,
 };
+mod common;
+use common::{all_bytes, periodic};
 use quickcheck::{Arbitrary, Gen};
 use quickcheck_macros::quickcheck;
 
@@ -487,7 +489,7 @@ mod cursors {
     #[test]
     fn build_from_cursor_stops_at_first_unplaced_byte() {
         let ps = page_size();
-        let buf: Vec<u8> = (0..20 * ps).map(|i| (i * 7 % 251) as u8).collect();
+        let buf = periodic(20 * ps, 251, |i| (i * 7 % 251) as u8);
         let (a, b) = buf.split_at(5 * ps + 123);
         let segs = [IoVec::new(a), IoVec::new(&[]), IoVec::new(b)];
         let mut src = Source::iovec(&segs);
@@ -532,7 +534,7 @@ mod cursors {
         let ps = page_size();
         let mut mem = Aligned::new(2 * MIB2);
         let blocks = Counting(AlignedBlocks::of_size(MIB2).unwrap(), Cell::new(0));
-        let data: Vec<u8> = (0..300 << 10).map(|i| (i * 13 % 253) as u8).collect();
+        let data = periodic(300 << 10, 253, |i| (i * 13 % 253) as u8);
         for mode in Mode::ALL {
             mem.bytes().fill(0);
             // 300 KiB from the 3rd page on, offset 100: many base pages, one compound page,
@@ -550,8 +552,8 @@ mod cursors {
             let at = 3 * ps + 100;
             let bytes = mem.bytes();
             assert_eq!(&bytes[at..at + data.len()], &data[..], "{mode:?}");
-            assert!(bytes[..at].iter().all(|&x| x == 0));
-            assert!(bytes[at + data.len()..].iter().all(|&x| x == 0));
+            assert!(all_bytes(&bytes[..at], 0));
+            assert!(all_bytes(&bytes[at + data.len()..], 0));
 
             // And back out, scattered over two destination segments.
             let (mut x, mut y) = (vec![0u8; 777], vec![0u8; data.len() - 777]);
@@ -620,7 +622,7 @@ mod cursors {
             );
             assert_eq!(src.count(), data.len());
         }
-        assert!(mem.bytes().iter().all(|&b| b == 0));
+        assert!(all_bytes(mem.bytes(), 0));
         // Exactly to the end is fine.
         let mut src = Source::ubuf(&data);
         // SAFETY: the last 4 KiB of the first huge page, inside `mem`.
@@ -674,9 +676,18 @@ fn zero_page_range_every_mode() {
                     "{mode:?} page {page_i} +{off} len {len}: {r:?}"
                 );
                 let at = base_off + page_i * ps + off.min(block);
-                for (i, &b) in mem.iter().enumerate() {
-                    let inside = ok && i >= at && i < at + len;
-                    assert_eq!(b, if inside { 0 } else { 0x5a }, "{mode:?} byte {i}");
+                let zeroed = if ok { at..at + len } else { at..at };
+                let image_ok = all_bytes(&mem[..zeroed.start], 0x5a)
+                    && all_bytes(&mem[zeroed.clone()], 0)
+                    && all_bytes(&mem[zeroed.end..], 0x5a);
+                if !image_ok {
+                    let i = (0..mem.len())
+                        .find(|&i| mem[i] != if zeroed.contains(&i) { 0 } else { 0x5a })
+                        .unwrap();
+                    panic!(
+                        "{mode:?} page {page_i} +{off} len {len}: byte {i} is {:#x}",
+                        mem[i]
+                    );
                 }
             }
         }

@@ -15,7 +15,7 @@ use cachecopy::net::{csum_and_copy, csum_fold};
 use cachecopy::{Backend, Mode};
 
 mod common;
-use common::{miri, pattern, reference_sum};
+use common::{all_bytes, miri, pattern, reference_sum};
 
 #[test]
 fn setters_race_copies_and_fills() {
@@ -77,9 +77,9 @@ fn setters_race_copies_and_fills() {
 
                         let byte = (round + len) as u8 | 1;
                         cachecopy::fill(&mut dst, byte, mode);
-                        assert!(dst.iter().all(|&x| x == byte), "fill {what}");
+                        assert!(all_bytes(&dst, byte), "fill {what}");
                         cachecopy::fill_with(b, &mut dst, !byte, mode).unwrap();
-                        assert!(dst.iter().all(|&x| x == !byte), "fill_with {b} {what}");
+                        assert!(all_bytes(&dst, !byte), "fill_with {b} {what}");
 
                         let sum = csum_and_copy(&mut dst, &src, mode);
                         assert!(dst == src, "csum_and_copy {what}");
@@ -135,5 +135,5 @@ fn setters_race_copies_and_fills() {
     assert_eq!(cachecopy::fill_rep_threshold(), usize::MAX);
     let mut dst = vec![0u8; 5000];
     cachecopy::fill(&mut dst, 7, Mode::Auto);
-    assert!(dst.iter().all(|&b| b == 7));
+    assert!(all_bytes(&dst, 7));
 }

@@ -9,16 +9,11 @@ use std::vec::Vec;
 use super::batch_on;
 use crate::backend::Kernels;
 use crate::iter::{Dest, IoVec, IoVecMut, Source};
+use crate::testutil::{all_bytes, pattern};
 use crate::{arch, net, Mode};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
     crate::backend::variants(&crate::arch::detect().features)
-}
-
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i % 251) as u8 ^ seed.wrapping_mul(37))
-        .collect()
 }
 
 /// Lengths around every kernel boundary, the streaming minimum and a frame, several lines.
@@ -72,14 +67,14 @@ impl Arena {
 
     /// Every byte outside the destinations is still the canary.
     fn canaries_intact(&self) -> bool {
-        let mut inside = vec![false; self.buf.len()];
+        let mut from = 0;
         for &(at, len) in &self.spans {
-            inside[at..at + len].iter_mut().for_each(|b| *b = true);
+            if !all_bytes(&self.buf[from..at], CANARY) {
+                return false;
+            }
+            from = at + len;
         }
-        self.buf
-            .iter()
-            .zip(&inside)
-            .all(|(&b, &i)| i || b == CANARY)
+        all_bytes(&self.buf[from..], CANARY)
     }
 }
 
@@ -123,16 +118,12 @@ fn copies_fills_and_checksums_match_the_reference_on_every_backend_and_mode() {
                 assert_eq!(&a.buf[at..at + len], &src[..], "{}", what("copy", i));
                 let (at, len) = f.spans[i];
                 assert!(
-                    f.buf[at..at + len].iter().all(|&x| x == i as u8 | 0x40),
+                    all_bytes(&f.buf[at..at + len], i as u8 | 0x40),
                     "{}",
                     what("fill", i)
                 );
                 let (at, len) = z.spans[i];
-                assert!(
-                    z.buf[at..at + len].iter().all(|&x| x == 0),
-                    "{}",
-                    what("zero", i)
-                );
+                assert!(all_bytes(&z.buf[at..at + len], 0), "{}", what("zero", i));
                 let (at, len) = c.spans[i];
                 assert_eq!(&c.buf[at..at + len], &src[..], "{}", what("csum copy", i));
                 assert_eq!(

@@ -3,12 +3,10 @@
 
 use cachecopy::{Backend, Engine, Mode};
 
-/// A byte pattern that differs at every position within 251 bytes and between seeds.
-pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i % 251) as u8 ^ seed.wrapping_mul(37))
-        .collect()
-}
+#[path = "../../src/testutil.rs"]
+mod testutil;
+#[allow(unused_imports)] // each test binary uses some of them
+pub use testutil::{all_bytes, pattern, periodic};
 
 /// Pages of read-write memory between two `PROT_NONE` guard pages: touching a byte just before
 /// or after the region faults, so a vector head or tail that strays outside is caught.
@@ -156,7 +154,8 @@ pub fn check_fill(
     dst.clear();
     dst.resize(d_o + len + 64, CANARY);
     cachecopy::fill_with_engine(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
-    let bad = dst[d_o..d_o + len].iter().position(|&b| b != byte);
+    let fill = &dst[d_o..d_o + len];
+    let bad = (!all_bytes(fill, byte)).then(|| fill.iter().position(|&b| b != byte));
     assert!(
         bad.is_none(),
         "{backend:?} {mode:?} fill dst+{d_o} len {len}: byte {bad:?} wrong"
@@ -375,7 +374,7 @@ pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
                 for byte in [0xc3, 0] {
                     cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
                     assert!(
-                        dst.iter().all(|&b| b == byte),
+                        all_bytes(dst, byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len} at end {d_end}"
                     );
                 }
@@ -424,7 +423,7 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
                 for byte in [0x3c, 0] {
                     cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
                     assert!(
-                        dst.iter().all(|&b| b == byte),
+                        all_bytes(dst, byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len}"
                     );
                 }
