@@ -29,3 +29,24 @@ pub fn all_bytes(s: &[u8], v: u8) -> bool {
     let probe = [v; 256];
     s.chunks(256).all(|c| *c == probe[..c.len()])
 }
+
+/// The RFC 1071 sum the plain way, the reference the library's sums are held to: native-endian
+/// 16-bit words (an odd last byte padded with zero), added with end-around carry and folded to
+/// `1..=0xffff` (0 only for all-zero data). Eight bytes per step: the four 16-bit lanes of a
+/// native-endian `u64` are its four words (in an order that depends on the byte order, which a
+/// sum does not see).
+pub fn ones_sum(data: &[u8]) -> u32 {
+    let mut words = data.chunks_exact(8);
+    let mut s: u64 = 0;
+    for w in &mut words {
+        let x = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+        s += (x & 0xffff) + (x >> 16 & 0xffff) + (x >> 32 & 0xffff) + (x >> 48);
+    }
+    for c in words.remainder().chunks(2) {
+        s += u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64;
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u32
+}

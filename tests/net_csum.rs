@@ -7,17 +7,15 @@ use cachecopy::net::{
 };
 use cachecopy::{Backend, Mode};
 
-/// RFC 1071 the slow way: native-endian 16-bit words, an odd last byte padded with zero, folded
-/// with end-around carry to 1..=0xffff (0 only for all-zero data).
+#[path = "../src/testutil.rs"]
+#[allow(dead_code)]
+mod testutil;
+use testutil::all_bytes;
+
+/// RFC 1071 the plain way (`testutil::ones_sum`): native-endian 16-bit words, an odd last byte
+/// padded with zero, folded with end-around carry to 1..=0xffff (0 only for all-zero data).
 fn reference(data: &[u8]) -> u32 {
-    let mut s: u64 = data
-        .chunks(2)
-        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u32
+    testutil::ones_sum(data)
 }
 
 /// The lengths of the full tables: every one to 4096 natively; under Miri (which interprets
@@ -37,10 +35,12 @@ fn table_lengths() -> Vec<usize> {
     }
 }
 
+/// Repeats every 4999 bytes (an odd period, longer than every table buffer, so a repeat also
+/// shifts the word parity); the repeats are copies (Miri interprets a loop per byte).
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i.wrapping_mul(131).wrapping_add(seed * 7 + (i >> 8)) ^ (i >> 3)) as u8)
-        .collect()
+    testutil::periodic(len, 4999, |i| {
+        (i.wrapping_mul(131).wrapping_add(seed * 7 + (i >> 8)) ^ (i >> 3)) as u8
+    })
 }
 
 #[test]
@@ -141,10 +141,7 @@ fn fused_matches_reference_every_backend_mode_offset_length() {
                         "{b} {mode:?} {so} {d_o} {len}"
                     );
                     assert!(
-                        dst_buf[..d_o]
-                            .iter()
-                            .chain(&dst_buf[d_o + len..])
-                            .all(|&x| x == 0xee),
+                        all_bytes(&dst_buf[..d_o], 0xee) && all_bytes(&dst_buf[d_o + len..], 0xee),
                         "{b} {mode:?} {so} {d_o} {len}: wrote outside the destination"
                     );
                 }
@@ -238,8 +235,7 @@ mod guard {
     #[cfg(miri)]
     impl Guarded {
         fn new(pages: usize) -> Guarded {
-            let mut v = Vec::with_capacity(pages * 512);
-            v.resize(pages * 512, 0);
+            let v = vec![0u8; pages * 512];
             assert_eq!(v.capacity(), pages * 512);
             Guarded(v)
         }

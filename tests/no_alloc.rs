@@ -530,8 +530,17 @@ fn race(first: &str, mutant: Mutant) {
     let shared: Vec<Shared> = rx.iter().collect();
     assert_eq!(shared.len(), THREADS);
     spin_until(|| READY.load(Ordering::SeqCst) == THREADS);
+    // The `Mutex` mutant is held here until every racing thread is inside its `lock` and a
+    // while after, so they wait on it whatever the scheduler does (two threads that happen not
+    // to overlap would never contend, and a loaded machine makes that likely).
+    let held = (mutant == Mutant::Mutex).then(|| MUTANT_LOCK.lock().unwrap());
     FORBID.store(true, Ordering::SeqCst);
     GO.store(true, Ordering::SeqCst);
+    if let Some(held) = held {
+        spin_until(|| AT_MUTANT_LOCK.load(Ordering::SeqCst) >= THREADS);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        drop(held);
+    }
     spin_until(|| DONE.load(Ordering::SeqCst) == THREADS);
     FORBID.store(false, Ordering::SeqCst);
     // ---- window closed ----
@@ -561,6 +570,8 @@ enum Mutant {
 }
 
 static MUTANT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Calls that reached `MUTANT_LOCK.lock()`.
+static AT_MUTANT_LOCK: AtomicUsize = AtomicUsize::new(0);
 
 /// Three uneven segment lengths covering `len`.
 fn splits(len: usize) -> (usize, usize) {
@@ -579,7 +590,10 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
                 std::hint::black_box(Box::new(m));
                 None
             }
-            Mutant::Mutex => Some(MUTANT_LOCK.lock().unwrap()),
+            Mutant::Mutex => {
+                AT_MUTANT_LOCK.fetch_add(1, Ordering::SeqCst);
+                Some(MUTANT_LOCK.lock().unwrap())
+            }
         };
         let backend = backends[(t + m) % backends.len()];
         let src = &case.src[..];

@@ -4,6 +4,7 @@ use cachecopy::page::{
     page_size, AlignedBlocks, BasePages, Compound, CompoundLookup, Frag, FragBuilder, FragStats,
     Frags, LookupError, Page, PageLink, PageTable, MAX_SKB_FRAGS,
 };
+#[macro_use]
 mod common;
 use common::{all_bytes, periodic};
 use quickcheck::{Arbitrary, Gen};
@@ -270,8 +271,12 @@ impl Arbitrary for Layout {
     }
 }
 
-#[quickcheck]
-fn cached_build_matches_per_page_model(l: Layout) -> bool {
+#[test]
+fn cached_build_matches_per_page_model() {
+    quick!().quickcheck(cached_build_case as fn(Layout) -> bool);
+}
+
+fn cached_build_case(l: Layout) -> bool {
     let table = PageTable::new(Page::from_addr(BASE).unwrap(), &l.meta);
     let (model, naive_lookups) = naive(&table, l.max.min(20), &l.ranges);
     macro_rules! check {

@@ -102,6 +102,19 @@ fn the_block_helpers_agree_with_the_byte_loops() {
         let q = periodic(len, 7, |i| (i * 3) as u8);
         assert!(q.iter().enumerate().all(|(i, &b)| b == (i % 7 * 3) as u8));
     }
+    let data = pattern(1000, 9);
+    for (off, len) in [(0, 0), (0, 1), (1, 7), (0, 8), (3, 9), (1, 998), (0, 1000)] {
+        let d = &data[off..off + len];
+        let mut s: u64 = d
+            .chunks(2)
+            .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
+            .sum();
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        assert_eq!(crate::testutil::ones_sum(d), s as u32, "{off} {len}");
+    }
+    assert_eq!(crate::testutil::ones_sum(&[0xff; 64]), 0xffff);
     assert!(all_bytes(&[], 3) && all_bytes(&[3; 600], 3));
     for bad in [0, 255, 256, 599] {
         let mut v = vec![3u8; 600];
