@@ -186,11 +186,11 @@ pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8
         let lo = at & (L - 1);
         if lo != 0 && len != 0 {
             let take = len.min(L - lo);
-            temporal::<V, Mem>(at as *mut u8, Mem(src), take);
+            temporal::<V, Mem>(w.dst.add(w.pos), Mem(src), take);
             let line_start = at - lo;
             if lo + take == L && line_start >= w.dst as usize && V::STREAM_BYPASSES_CACHE {
                 if let Some(op) = w.flush {
-                    arch::flush_range(op, line_start as *const u8, 1);
+                    arch::flush_range(op, w.dst.add(line_start - w.dst as usize), 1);
                 }
             }
             w.pos += take;
@@ -236,7 +236,7 @@ pub(crate) unsafe fn gather_finish<V: Vector>(w: &mut Gather, flush: Option<Flus
                         arch::flush_range(op, w.dst, 1);
                     }
                     if lo != 0 {
-                        arch::flush_range(op, (end - 1) as *const u8, 1);
+                        arch::flush_range(op, w.dst.add(w.pos - 1), 1);
                     }
                 }
             } else {
