@@ -20,12 +20,13 @@ fn reference(data: &[u8]) -> u32 {
 
 /// The lengths of the full tables: every one to 4096 natively; under Miri (which interprets
 /// every byte) every one to 80 (each edge and register-loop shape of the 8- and 16-byte
-/// backends Miri runs) and both sides of each power of two from 128, of the 1 KiB streaming
-/// cut-over and of two streaming lines past it.
+/// backends Miri runs) and both sides of each power of two from 128 to 1024, of the 1 KiB
+/// streaming cut-over and of two streaming lines past it (2048 and 4096, more of the same
+/// loop, are left to the native run).
 fn table_lengths() -> Vec<usize> {
     if cfg!(miri) {
         let mut v: Vec<usize> = (0..=80).collect();
-        for b in [128usize, 256, 512, 1024, 1024 + 64, 1024 + 128, 2048, 4096] {
+        for b in [128usize, 256, 512, 1024, 1024 + 64, 1024 + 128] {
             v.extend([b - 1, b, b + 1]);
         }
         v.retain(|&l| l <= 4096);

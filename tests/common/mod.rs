@@ -393,7 +393,13 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
     for mode in Mode::ALL {
         for &len in &lens {
             let want = pattern(len, len as u8);
-            for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {
+            // Under Miri both buffers at both ends (each guard met), not the mixed pairs too.
+            let placements: &[(bool, bool)] = if miri() {
+                &[(false, false), (true, true)]
+            } else {
+                &[(false, false), (true, true), (false, true), (true, false)]
+            };
+            for &(s_end, d_end) in placements {
                 let src = if s_end {
                     s.at_end(len)
                 } else {
