@@ -88,7 +88,11 @@ fn string_move_copies_match_the_reference() {
     set_rep_movsb_threshold(usize::MAX);
     let mut dst = Vec::new();
     // Under Miri (which interprets every byte): 64 KiB for the 3 MiB.
-    let large = if miri() { (64 << 10) + 5 } else { (3 << 20) + 5 };
+    let large = if miri() {
+        (64 << 10) + 5
+    } else {
+        (3 << 20) + 5
+    };
     let src = pattern(large + 64, 9);
     for &b in Backend::supported() {
         for len in [4095, large] {

@@ -38,13 +38,22 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
 #[test]
 #[ignore = "run in a child by threads_race_the_first_call"]
 fn child_threads_race() {
-    let n = 8;
+    race_the_first_call();
+}
+
+/// Threads racing the first call of the process: all of them see one engine, the rule's.
+fn race_the_first_call() {
+    let (n, len) = if common::miri() {
+        (4, 2000)
+    } else {
+        (8, 100_000)
+    };
     let barrier = Arc::new(Barrier::new(n));
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
-                let src: Vec<u8> = (0..100_000).map(|j| (i * 31 + j) as u8).collect();
+                let src = common::periodic(len, 256, |j| (i * 31 + j) as u8);
                 let mut dst = vec![0u8; src.len()];
                 barrier.wait();
                 cachecopy::copy(&mut dst, &src, Mode::ALL[i % 4]);
@@ -58,9 +67,16 @@ fn child_threads_race() {
     assert_eq!(picked[0], Engine::rule(&cachecopy::cpu()).0);
 }
 
+/// In a child, so the race is the process's first call. Under Miri, which cannot start
+/// processes, in this process: every other test here starts processes and is ignored there, so
+/// this one still makes the first call, and Miri checks the race for data races too.
 #[test]
 fn threads_race_the_first_call() {
-    child("child_threads_race", &[]);
+    if common::miri() {
+        race_the_first_call();
+    } else {
+        child("child_threads_race", &[]);
+    }
 }
 
 #[test]
@@ -75,6 +91,7 @@ fn child_expect_backend() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_forces_each_supported_backend() {
     for &b in Backend::supported() {
         let err = child(
@@ -108,6 +125,7 @@ fn child_expect_engine() {
 /// `CACHECOPY_ENGINE` sets the engine field by field, over the rule and over
 /// `CACHECOPY_BACKEND`; a bad field is reported once and the others are kept.
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_engine_field_by_field() {
     let rule = Engine::rule(&cachecopy::cpu()).0;
     let widest = *Backend::supported().last().unwrap();
@@ -165,6 +183,7 @@ fn env_sets_the_engine_field_by_field() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_refuses_unknown_and_unsupported_backends_once() {
     let best = Engine::rule(&cachecopy::cpu()).0.stream.name();
     let mut refused = vec!["sse9".to_string()];
@@ -197,6 +216,7 @@ fn child_expect_threshold() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_threshold() {
     child(
         "child_expect_threshold",
@@ -239,6 +259,7 @@ fn child_expect_fill_rep() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_fill_rep_threshold() {
     child(
         "child_expect_fill_rep",
@@ -278,6 +299,7 @@ fn child_expect_rep_movsb() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_rep_movsb_threshold() {
     child(
         "child_expect_rep_movsb",
@@ -326,6 +348,7 @@ fn child_calibrated() {
 
 #[cfg(unix)]
 #[test]
+#[cfg_attr(miri, ignore = "starts processes")]
 fn env_calibrate_measures_on_first_use() {
     if common::emulated() {
         return; // timing under an emulator says nothing; the native run covers it

@@ -328,6 +328,7 @@ mod huge {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "reads the host's /sys and /proc/self/pagemap")]
     fn pagemap_sees_transparent_huge_pages() {
         if let Some(why) = thp_unavailable() {
             eprintln!("SKIPPED pagemap_sees_transparent_huge_pages: {why}");
@@ -414,6 +415,7 @@ mod huge {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "reads the host's /sys and /proc/self/pagemap")]
     fn pagemap_base_page_and_absent_page() {
         let Ok(pm) = Pagemap::open() else {
             eprintln!("SKIPPED pagemap_base_page_and_absent_page: /proc/kpageflags unreadable");
