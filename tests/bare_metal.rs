@@ -12,7 +12,6 @@ use common::*;
 
 /// Vector builds hand out the vector backends the CPU runs; integer-only builds none of them.
 #[test]
-#[cfg_attr(miri, ignore = "detection differs under Miri")]
 fn backends_follow_the_build() {
     let s = Backend::supported();
     if cfg!(cachecopy_integer_only) {
@@ -88,7 +87,6 @@ fn inline_fills_stay_inside_guard_pages() {
 /// Word-backend builds fill with `rep stosb` from 1 KiB on ERMS CPUs (their loop stores 8 bytes
 /// at a time; src/tune.rs has the measurements).
 #[test]
-#[cfg_attr(miri, ignore = "detection differs under Miri")]
 fn word_builds_use_the_string_store_from_1_kib() {
     if !cfg!(cachecopy_integer_only) || std::env::var_os("CACHECOPY_FILL_REP_THRESHOLD").is_some() {
         return;
