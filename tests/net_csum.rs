@@ -116,14 +116,19 @@ fn fused_matches_reference_every_backend_mode_offset_length() {
     let src_buf = pattern(4096 + 64, 2);
     let mut dst_buf = vec![0u8; 4096 + 128];
     for &b in Backend::supported() {
-        for mode in Mode::ALL {
+        for (mi, mode) in Mode::ALL.into_iter().enumerate() {
             let pairs: &[(usize, usize)] = if cfg!(miri) {
                 &[(0, 0), (1, 0), (3, 7), (33, 17)]
             } else {
                 &[(0, 0), (1, 0), (0, 1), (3, 7), (2, 63), (33, 17)]
             };
-            for &(so, d_o) in pairs {
-                for len in table_lengths() {
+            for (pi, &(so, d_o)) in pairs.iter().enumerate() {
+                for (li, len) in table_lengths().into_iter().enumerate() {
+                    // Under Miri each length meets one offset pair per mode, in turn: every
+                    // pair meets every mode at a quarter of the lengths, spread over the table.
+                    if cfg!(miri) && (li + pi) % pairs.len() != mi % pairs.len() {
+                        continue;
+                    }
                     let src = &src_buf[so..so + len];
                     // Under Miri the canaries span 64 bytes past the end, not the whole rest.
                     let end = if cfg!(miri) {
