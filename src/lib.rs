@@ -362,7 +362,7 @@ pub fn fill(dst: &mut [u8], byte: u8, mode: Mode) {
 /// Zeroes `dst` with the cache policy `mode`: [`fill`] with `0`.
 ///
 /// ```
-/// let mut block = vec![9u8; 1 << 20];
+/// let mut block = vec![9u8; 4096];
 /// cachecopy::zero(&mut block, cachecopy::Mode::Auto);
 /// assert!(block.iter().all(|&b| b == 0));
 /// ```
