@@ -150,7 +150,11 @@ pub fn check_fill(
     *dst = vec![CANARY; d_o + len + 64];
     cachecopy::fill_with_engine(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
     let fill = &dst[d_o..d_o + len];
-    let bad = (!all_bytes(fill, byte)).then(|| fill.iter().position(|&b| b != byte));
+    let bad = if all_bytes(fill, byte) {
+        None
+    } else {
+        fill.iter().position(|&b| b != byte)
+    };
     assert!(
         bad.is_none(),
         "{backend:?} {mode:?} fill dst+{d_o} len {len}: byte {bad:?} wrong"
@@ -389,7 +393,6 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
     let max = *lens.iter().max().unwrap();
     let mut s = Guarded::new(max);
     let mut d = Guarded::new(max);
-    let zeros = vec![0u8; max];
     for mode in Mode::ALL {
         for &len in &lens {
             let want = pattern(len, len as u8);
@@ -412,8 +415,7 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
                 } else {
                     d.at_start(len)
                 };
-                // A copy, not `fill`: `fill` is a loop per byte under Miri.
-                dst.copy_from_slice(&zeros[..len]);
+                dst.fill(0);
                 cachecopy::copy_with_engine(backend, dst, src, mode).unwrap();
                 assert!(
                     dst == want.as_slice(),
