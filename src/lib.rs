@@ -77,7 +77,6 @@ mod batch;
 mod calibrate;
 mod cpu;
 mod dispatch;
-mod engine;
 pub mod iter;
 mod kernel;
 mod mode;
@@ -87,8 +86,10 @@ pub mod policy;
 #[cfg(all(test, feature = "std"))]
 mod testutil;
 mod thresholds;
-mod tune;
 mod vector;
+
+// The per-CPU choice lives in `cpu/`; its two parts keep their short paths.
+use cpu::{engine, tune};
 
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]

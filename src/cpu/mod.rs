@@ -2,6 +2,9 @@
 
 use core::fmt;
 
+pub(crate) mod engine;
+pub(crate) mod tune;
+
 /// The instruction a [`Mode::FlushCache`](crate::Mode::FlushCache) copy uses to write lines back
 /// to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
