@@ -12,6 +12,7 @@
 use core::cell::Cell;
 use core::marker::PhantomData;
 
+use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
 use crate::backend::Kernels;
 use crate::engine::Engine;
 use crate::iter::{self, Dest, Source};
@@ -135,11 +136,9 @@ pub(crate) fn batch_on<'env, F, R>(k: &'static Kernels, mode: Mode, f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
-    let fence = match mode {
-        Mode::Temporal => Store::Temporal,
-        Mode::NonTemporal | Mode::Auto => Store::NonTemporal,
-        Mode::FlushCache => Store::Flush(dispatch::flush_op()),
-    };
+    // The strongest store kind any operation of the batch may use: the one a call of every
+    // length resolves to.
+    let fence = mode.resolve(usize::MAX, || 0);
     let b = Batch {
         k,
         mode,
@@ -193,9 +192,7 @@ impl<'scope> Batch<'scope, '_> {
         let store = self.mode.resolve(src.len(), nt_threshold);
         // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
         // on this thread before `dst` is released.
-        unsafe {
-            crate::copy_unfenced_on(self.k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store)
-        };
+        unsafe { copy_unfenced_on(self.k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store) };
         self.owe(store);
     }
 
@@ -210,7 +207,7 @@ impl<'scope> Batch<'scope, '_> {
         }
         let store = self.mode.resolve(len, fill_nt_threshold);
         // SAFETY: a live slice; the batch fences before `dst` is released.
-        unsafe { crate::fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
+        unsafe { fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
         self.owe(store);
     }
 
@@ -234,17 +231,7 @@ impl<'scope> Batch<'scope, '_> {
         let (k, len) = (self.k, src.len());
         let store = self.mode.resolve(len, nt_threshold);
         // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
-        let sum = unsafe {
-            match store {
-                Store::Temporal => (k.csum_copy_temporal)(dst.as_mut_ptr(), src.as_ptr(), len),
-                Store::NonTemporal => {
-                    (k.iter.csum_copy_stream)(dst.as_mut_ptr(), src.as_ptr(), len)
-                }
-                Store::Flush(op) => {
-                    (k.iter.csum_copy_flush)(dst.as_mut_ptr(), src.as_ptr(), len, op)
-                }
-            }
-        };
+        let sum = unsafe { csum_copy_unfenced_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) };
         self.owe(store);
         sum
     }

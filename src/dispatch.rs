@@ -12,9 +12,10 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
+use crate::cpu::engine::{self, Engine};
+use crate::cpu::rules;
+use crate::cpu::tune::{Runs, Tuning};
 use crate::cpu::{Cpu, FlushOp};
-use crate::engine::{self, Engine};
-use crate::tune;
 
 impl Backend {
     /// The backend of the active engine's streaming job ([`Engine::stream`]); see
@@ -205,107 +206,75 @@ fn init() -> &'static Kernels {
     let n = backend::runnable(&cpu.features);
     SUPPORTED.store(n, Ordering::Relaxed);
     ENGINES.store(runnable_engines(n), Ordering::Relaxed);
-    FLUSH.store(cpu.flush.index(), Ordering::Relaxed);
     let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
     FLUSH_SUPPORTED.store(mask, Ordering::Relaxed);
-    tune::init(&cpu);
-    let (rule, _) = engine::rule(&cpu, BACKENDS[n - 1].engine.stream);
-    let mut e = rule;
-    // Which wins, field by field: `CACHECOPY_ENGINE`, then `CACHECOPY_BACKEND`, then the
-    // engine fields of `CACHECOPY_TUNE`, then the rule.
-    if let Some(line) = tune::env(c"CACHECOPY_TUNE") {
-        apply_engine_fields(&mut e, line, n, "CACHECOPY_TUNE");
-    }
-    if let Some(k) = env_backend(&BACKENDS[..n], rule) {
-        (e.temporal, e.stream) = (k.engine.stream, k.engine.stream);
-    }
-    env_engine(&mut e, n);
-    let e = Engine::new(e.temporal, e.stream, e.edges);
-    // Both backends are runnable (checked as each was set), so the table exists.
-    let chosen = backend::composed(e).unwrap_or(BACKENDS[n - 1]);
-    ACTIVE.store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
+    let runs = Runs {
+        backends: &NAMES[..n],
+        flush: mask,
+    };
+    let (t, calibrate) = rules::rule(&cpu, NAMES[n - 1]).read_env(&runs);
+    let chosen = publish(&t, true);
     // `CACHECOPY_NT_THRESHOLD=calibrate`: measure now, on the table just published (so the
     // measurement's own copies find it), once however many threads race here.
     #[cfg(all(feature = "std", unix))]
-    if tune::take_calibration_request() {
-        crate::calibrate::run(chosen).apply();
+    if calibrate && !CALIBRATED.swap(true, Ordering::Relaxed) {
+        crate::calibrate::run(chosen, t).apply();
     }
+    #[cfg(not(all(feature = "std", unix)))]
+    let _ = calibrate;
     chosen
 }
 
-/// Makes `e` the active engine (a calibration's decision), if this CPU runs it. Every table is
-/// correct, so a copy racing this runs with the old or the new one.
+/// Whether `CACHECOPY_NT_THRESHOLD=calibrate` was taken (by exactly one detecting thread).
 #[cfg(all(feature = "std", unix))]
-pub(crate) fn install(e: Engine) {
-    if let Ok(k) = e.kernels() {
-        ACTIVE.store(ptr::from_ref(k).cast_mut(), Ordering::Release);
-    }
+static CALIBRATED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Publishes the record `t` (whose backends and flush instruction this CPU runs): its engine's
+/// table, its flush instruction and its thresholds (`first`: only where detection has not
+/// stored one yet, so a setter that ran first keeps its value). Returns the table. Every
+/// record is correct, so a copy racing this runs with the old or the new one.
+fn publish(t: &Tuning, first: bool) -> &'static Kernels {
+    FLUSH.store(t.flush.index(), Ordering::Relaxed);
+    t.store_thresholds(first);
+    let n = SUPPORTED.load(Ordering::Relaxed);
+    // Both backends are runnable (checked as each field was read), so the table exists.
+    let chosen = backend::composed(t.engine).unwrap_or(BACKENDS[n - 1]);
+    ACTIVE.store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
+    chosen
 }
 
-/// `CACHECOPY_BACKEND=name` (std): forces a backend this CPU supports.
-fn env_backend(supported: &[&'static Kernels], engine_rule: Engine) -> Option<&'static Kernels> {
-    let raw = tune::env(c"CACHECOPY_BACKEND")?;
-    let v = core::str::from_utf8(raw).unwrap_or("").trim();
-    let found = Backend::from_name(v)
-        .and_then(|b| supported.iter().find(|k| k.engine.stream == b).copied());
-    if found.is_none() {
-        tune::warn(format_args!(
-            "cachecopy: ignoring CACHECOPY_BACKEND={v:?}: not a backend this CPU supports \
-             ({}); keeping this CPU's engine ({})",
-            SupportedList(supported),
-            engine_rule
-        ));
-    }
-    found
-}
-
-/// `CACHECOPY_ENGINE=temporal=avx2,stream=avx512,edges=overlap` (std): sets the engine field by
-/// field (`body=` sets both jobs); fields not named keep the rule's (or `CACHECOPY_BACKEND`'s)
-/// choice. A field that names no backend this CPU runs, or no field, is reported once and
-/// ignored; the others are kept. Parsed in place: no allocation.
-fn env_engine(e: &mut Engine, n: usize) {
-    let Some(raw) = tune::env(c"CACHECOPY_ENGINE") else {
-        return;
+/// Every per-CPU choice in force: the record detection built (rules, then `CACHECOPY_TUNE`,
+/// then the single variables), with what setters and an applied calibration changed since. Its
+/// `Display` is the `CACHECOPY_TUNE` value that sets all of it again.
+///
+/// ```
+/// let t = cachecopy::tuning();
+/// assert_eq!(t.fill_nt, cachecopy::fill_nt_threshold());
+/// assert_eq!(t.flush, cachecopy::cpu().flush_ops().find(|&op| op == t.flush).unwrap());
+/// ```
+pub fn tuning() -> Tuning {
+    let k = active();
+    let mut t = Tuning {
+        engine: k.engine,
+        flush: flush_op(),
+        nt: 0,
+        fill_nt: 0,
+        rep_movsb: 0,
+        fill_rep: 0,
     };
-    apply_engine_fields(e, raw, n, "CACHECOPY_ENGINE");
+    t.load_thresholds();
+    t
 }
 
-/// Applies the comma-separated `key=value` fields of `raw` to `e` (see [`env_engine`]); `what`
-/// names the variable in the warning. In `CACHECOPY_TUNE`, which carries the thresholds too,
-/// only the engine's fields are read (`tune::tune_line` reads and checks the others).
-pub(crate) fn apply_engine_fields(e: &mut Engine, raw: &[u8], n: usize, what: &str) {
-    let text = core::str::from_utf8(raw).unwrap_or("");
-    let line = what == "CACHECOPY_TUNE";
-    for field in text.split(',').map(str::trim).filter(|f| !f.is_empty()) {
-        let (key, value) = field.split_once('=').unwrap_or((field, ""));
-        let (key, value) = (key.trim(), value.trim());
-        if line && !tune::ENGINE_FIELDS.contains(&key) {
-            continue;
-        }
-        let mut next = *e;
-        let ok = next.set_field(key, value).is_ok()
-            && [next.temporal, next.stream]
-                .iter()
-                .all(|b| (POSITION[*b as usize] as usize) < n);
-        if ok {
-            *e = next;
-        } else {
-            tune::warn(format_args!(
-                "cachecopy: ignoring {what} field {field:?}: expected temporal=, stream= or \
-                 body= a backend this CPU supports ({}), or edges=masked|overlap",
-                SupportedList(&BACKENDS[..n])
-            ));
-        }
-    }
-}
-
-struct SupportedList<'a>(&'a [&'static Kernels]);
-
-impl fmt::Display for SupportedList<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, k) in self.0.iter().enumerate() {
-            write!(f, "{}{}", if i > 0 { ", " } else { "" }, k.engine.stream)?;
-        }
-        Ok(())
+#[cfg(all(feature = "std", unix))]
+impl crate::Calibration {
+    /// Installs every value this calibration decided (for the whole process, as
+    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do) and leaves the
+    /// others as they are. Safe to call while other threads copy: every value is a valid
+    /// setting.
+    pub fn apply(&self) {
+        // A `Calibration` exists only after detection ran (it measured the active table), so
+        // these stores are never overwritten by detection's defaults.
+        publish(&tuning().with(&self.tuning(), self.decided()), false);
     }
 }

@@ -94,20 +94,21 @@ use cpu::{engine, tune};
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
 pub use calibrate::{Calibration, EngineCheck, EngineTrial, Outcome, Point, Sweep};
+pub use cpu::rules::default_nt_threshold;
+pub use cpu::tune::Tuning;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
-pub use dispatch::engine;
 pub use dispatch::Unsupported;
+pub use dispatch::{engine, tuning};
 pub use engine::{Backend, Edges, Engine};
 pub use mode::{Mode, UnknownMode};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,
 };
-pub use tune::default_nt_threshold;
 
+use backend::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
 use backend::Kernels;
 use dispatch::Unsupportable;
-use mode::Store;
 
 /// Detects the CPU: features (with the OS state they need), cache geometry and the flush
 /// instruction.
@@ -121,68 +122,6 @@ use mode::Store;
 /// ```
 pub fn cpu() -> Cpu {
     arch::detect()
-}
-
-/// # Safety
-/// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-unsafe fn copy_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.copy_nontemporal)(dst, src, len),
-            Store::Flush(op) => (k.copy_flush)(dst, src, len, op),
-        }
-    }
-}
-
-/// # Safety
-/// `fill_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-unsafe fn fill_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.fill_temporal)(dst, byte, len),
-            Store::NonTemporal => (k.fill_nontemporal)(dst, byte, len),
-            Store::Flush(op) => (k.fill_flush)(dst, byte, len, op),
-        }
-    }
-}
-
-/// The unfenced form of [`copy_on`]: streamed and flushed stores are left for the caller's
-/// [`Store::fence`].
-///
-/// # Safety
-/// As [`copy_on`]; the caller runs `store.fence()` on this thread before the bytes are read by
-/// anyone else or the destination is handed to safe code.
-#[inline(always)]
-unsafe fn copy_unfenced_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.iter.copy_stream)(dst, src, len),
-            Store::Flush(op) => (k.iter.copy_flush)(dst, src, len, op),
-        }
-    }
-}
-
-/// The unfenced form of [`fill_on`].
-///
-/// # Safety
-/// As [`copy_unfenced_on`].
-#[inline(always)]
-unsafe fn fill_unfenced_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.fill_temporal)(dst, byte, len),
-            Store::NonTemporal => (k.iter.fill_stream)(dst, byte, len),
-            Store::Flush(op) => (k.iter.fill_flush)(dst, byte, len, op),
-        }
-    }
 }
 
 #[cold]
@@ -549,5 +488,5 @@ pub fn fence() {
 /// ```
 #[cfg(all(feature = "std", unix))]
 pub fn calibrate() -> Calibration {
-    calibrate::run(dispatch::active())
+    calibrate::run(dispatch::active(), tuning())
 }

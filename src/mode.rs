@@ -8,8 +8,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::arch;
-use crate::cpu::FlushOp;
+pub(crate) use crate::backend::store::Store;
 use crate::dispatch;
 use crate::kernel::STREAM_MIN;
 
@@ -102,35 +101,5 @@ impl FromStr for Mode {
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(s))
             .ok_or(UnknownMode)
-    }
-}
-
-/// How one call stores, once the mode is resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Store {
-    /// Ordinary stores.
-    Temporal,
-    /// Streaming stores for whole lines, then the store fence.
-    NonTemporal,
-    /// Streaming plus write-back with this instruction, then its fence.
-    Flush(FlushOp),
-}
-
-impl Store {
-    /// Runs the fence that unfenced stores of this kind owe: none for ordinary stores, the
-    /// store fence after streaming stores, the completion fence after write-backs.
-    ///
-    /// # Safety
-    /// A `Flush` op must run on this CPU (dispatch's or a checked one).
-    #[inline(always)]
-    pub(crate) unsafe fn fence(self) {
-        // SAFETY: the barriers have no requirement beyond the op's, which the caller upholds.
-        unsafe {
-            match self {
-                Store::Temporal => {}
-                Store::NonTemporal => arch::stream_fence(),
-                Store::Flush(op) => arch::flush_fence(op),
-            }
-        }
     }
 }

@@ -38,6 +38,9 @@ pub struct Machine {
     pub rep_movsb_threshold: Option<usize>,
     /// aarch64 `dc zva` block, which `Temporal` zeroing uses.
     pub zero_block: Option<usize>,
+    /// Every per-CPU choice in force, whole (`cachecopy::tuning()`), as the `CACHECOPY_TUNE`
+    /// value that sets it again.
+    pub tuning: String,
     pub glibc: Option<Glibc>,
 }
 
@@ -100,6 +103,7 @@ fn detect() -> Machine {
         fill_rep_threshold: Some(cachecopy::fill_rep_threshold()).filter(|&t| t != usize::MAX),
         rep_movsb_threshold: Some(cachecopy::rep_movsb_threshold()).filter(|&t| t != usize::MAX),
         zero_block: c.zero_block,
+        tuning: cachecopy::tuning().to_string(),
         glibc: glibc(),
     }
 }
@@ -281,6 +285,7 @@ fn print(m: &Machine) -> String {
             format!("Temporal zeroing in {b}-byte blocks"),
         );
     }
+    field(&mut s, "tuning", format!("CACHECOPY_TUNE={}", m.tuning));
     let glibc = match &m.glibc {
         Some(g) => format!("streams from {} ({})", size(g.nt_threshold), g.how),
         None => "threshold unknown (no glibc loader to ask)".to_string(),

@@ -12,6 +12,8 @@ pub use crate::engine::Backend;
 use crate::engine::{Edges, Engine};
 use crate::kernel::gather::Gather;
 
+pub(crate) mod store;
+
 /// One engine's entry points, one per store kind, for copy, fill and checksum-and-copy: a
 /// register set's own table ([`VARIANTS`]), or one composed of two of them ([`composed`]).
 #[derive(Clone, Copy)]

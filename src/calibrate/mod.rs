@@ -44,9 +44,11 @@ use core::time::Duration;
 
 use std::time::Instant;
 
-use crate::backend::Kernels;
-use crate::engine::{Backend, Edges, Engine};
-use crate::tune::{self, FIELDS};
+use crate::backend::store::{copy_unfenced_on, Store};
+use crate::backend::{self, Kernels, NAMES};
+use crate::cpu::engine::{self, Backend, Edges, Engine};
+use crate::cpu::tune::{self, Tuning};
+use crate::cpu::{Cpu, FlushOp};
 
 /// The most sizes one [`Sweep`] measures.
 pub(crate) const MAX_POINTS: usize = 8;
@@ -190,6 +192,8 @@ pub struct Calibration {
     pub engine: Option<Engine>,
     /// The engine measurement, candidate by candidate.
     pub engine_check: EngineCheck,
+    /// The record in force when it measured, which the decided values refine.
+    base: Tuning,
 }
 
 /// The most engines [`EngineCheck`] compares.
@@ -251,32 +255,47 @@ impl Calibration {
     /// The most sizes one [`Sweep`] holds.
     pub const MAX_POINTS: usize = MAX_POINTS;
 
-    /// The decided values, one per row of `tune::FIELDS`, in its order.
-    pub(crate) fn values(&self) -> [Option<usize>; FIELDS.len()] {
-        [self.copy, self.fill, self.rep_movsb, self.fill_rep]
-    }
-
     /// The most engines [`EngineCheck`] compares.
     pub const MAX_ENGINES: usize = MAX_ENGINES;
     /// A candidate engine replaces the rule's choice for a job only if its frames take at most
     /// this fraction of the rule's time in at least 7 of 9 rounds.
     pub const ENGINE_MARGIN: f64 = ENGINE_MARGIN;
 
-    /// Installs every threshold this calibration decided (for the whole process, as
-    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do); leaves the
-    /// others as they are. Safe to call while other threads copy: every value is a valid
-    /// threshold.
-    pub fn apply(&self) {
-        // A `Calibration` exists only after detection ran (it measured the active backend), so
-        // these stores are never overwritten by detection's defaults.
-        for (field, v) in FIELDS.iter().zip(self.values()) {
+    /// The record this calibration measured over (the one in force) with every value it
+    /// decided in place: what [`apply`](Calibration::apply) installs.
+    pub fn tuning(&self) -> Tuning {
+        let mut t = self.base;
+        let sizes = [
+            (&mut t.nt, self.copy),
+            (&mut t.fill_nt, self.fill),
+            (&mut t.rep_movsb, self.rep_movsb),
+            (&mut t.fill_rep, self.fill_rep),
+        ];
+        for (field, v) in sizes {
             if let Some(v) = v {
-                field.cell.store(tune::stored(v), Ordering::Relaxed);
+                *field = v;
             }
         }
         if let Some(e) = self.engine {
-            crate::dispatch::install(e);
+            t.engine = e;
         }
+        t
+    }
+
+    /// The fields of the record it decided (a mask over `tune::FIELDS`).
+    pub(crate) fn decided(&self) -> u16 {
+        let sizes = [self.copy, self.fill, self.rep_movsb, self.fill_rep];
+        let mut mask = 0;
+        for (i, v) in [tune::NT, tune::FILL, tune::MOVSB, tune::STOSB]
+            .into_iter()
+            .zip(sizes)
+        {
+            mask |= u16::from(v.is_some()) << i;
+        }
+        if self.engine.is_some() {
+            mask |= 1 << tune::TEMPORAL | 1 << tune::STREAM | 1 << tune::EDGES;
+        }
+        mask
     }
 }
 
@@ -287,25 +306,7 @@ impl Calibration {
 impl fmt::Display for Calibration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("CACHECOPY_TUNE=")?;
-        let mut first = true;
-        for (field, v) in FIELDS.iter().zip(self.values()) {
-            let Some(v) = v else { continue };
-            if !first {
-                f.write_str(",")?;
-            }
-            first = false;
-            write!(f, "{}=", field.name)?;
-            (field.show)(v, f)?;
-        }
-        if let Some(e) = self.engine {
-            let sep = if first { "" } else { "," };
-            write!(
-                f,
-                "{sep}temporal={},stream={},edges={}",
-                e.temporal, e.stream, e.edges
-            )?;
-        }
-        Ok(())
+        self.tuning().write_line(self.decided(), f)
     }
 }
 
@@ -360,8 +361,9 @@ fn nt_sizes(l2: Option<usize>, llc: Option<usize>, out: &mut [usize; MAX_POINTS]
     n
 }
 
-/// Runs the calibration on the kernels `k` (which run on this CPU).
-pub(crate) fn run(k: &Kernels) -> Calibration {
+/// Runs the calibration on the kernels `k` (which run on this CPU), over the record `base` in
+/// force.
+pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
     let t0 = Instant::now();
     let cpu = crate::arch::detect();
     let c = &cpu.caches;
@@ -387,7 +389,7 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         };
         source(REP_SAMPLE + 64);
         if rep {
-            rep_sweeps(k, &mut movsb, &mut stosb, &src, &dst, t0);
+            rep_sweeps(k, &cpu, &mut movsb, &mut stosb, &src, &dst, t0);
         }
         let (cs, ds) = (src.ptr as *const u8, dst.ptr);
         let copy_op = |nt: bool, size: usize| {
@@ -416,7 +418,7 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
     let left = ENGINE_DEADLINE
         .saturating_sub(t0.elapsed())
         .min(ENGINE_BUDGET);
-    let check = engine_check(&cpu, c.l2, left);
+    let check = engine_check(&cpu, left);
     let engine = (check.outcome == Outcome::Decided).then(|| decided_engine(&check));
     Calibration {
         copy: copy.decided,
@@ -430,18 +432,23 @@ pub(crate) fn run(k: &Kernels) -> Calibration {
         fill_rep_sweep: stosb,
         engine,
         engine_check: check,
+        base,
     }
 }
 
-/// The engines worth comparing here: the rule's, each vector register set alone (AVX-512 with
-/// either edge store). The word backend is left out: it has no vector stores and never wins.
-fn engine_candidates(rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
+/// The engines worth comparing here: the rule's, each vector register set this CPU runs alone
+/// (AVX-512 with either edge store). The word backend is left out: it has no vector stores and
+/// never wins.
+fn engine_candidates(cpu: &Cpu, rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
     out[0] = rule;
     let mut n = 1;
-    for &e in Engine::supported() {
-        if e.temporal == e.stream && e.stream != Backend::Generic && e != rule && n < MAX_ENGINES {
-            out[n] = e;
-            n += 1;
+    for &b in &NAMES[..backend::runnable(&cpu.features)] {
+        for edges in [Edges::Masked, Edges::Overlap] {
+            let e = Engine::new(b, b, edges);
+            if b != Backend::Generic && !out[..n].contains(&e) && n < MAX_ENGINES {
+                out[n] = e;
+                n += 1;
+            }
         }
     }
     n
@@ -449,13 +456,14 @@ fn engine_candidates(rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
 
 /// Builds frames with every candidate engine against the rule's, in paired rounds, each
 /// candidate and job on a ring of its own. See the module docs.
-fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>, budget: Duration) -> EngineCheck {
+fn engine_check(cpu: &Cpu, budget: Duration) -> EngineCheck {
     const SLOT: usize = 1536;
     const HDR: usize = 42;
     const PAYLOAD: usize = 1472;
-    let rule = Engine::rule(cpu).0;
+    let widest = NAMES[backend::runnable(&cpu.features) - 1];
+    let rule = engine::rule(cpu, widest).0;
     let mut engines = [rule; MAX_ENGINES];
-    let n = engine_candidates(rule, &mut engines);
+    let n = engine_candidates(cpu, rule, &mut engines);
     let blank = EngineTrial {
         engine: rule,
         temporal: f64::NAN,
@@ -475,19 +483,14 @@ fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>, budget: Duration) -> E
     // Rings of four samples, two per candidate. Every slot a sample writes is first flushed out
     // of the caches (untimed), as the slots of a transmit ring larger than the caches are when
     // they come round again: where masked and partial stores cost most (examples/store_probe).
-    let _ = l2;
     let slots = 4 * ENGINE_FRAMES;
-    let op = if crate::dispatch::flush_supported(crate::FlushOp::Clflushopt) {
-        crate::FlushOp::Clflushopt
-    } else if crate::dispatch::flush_supported(crate::FlushOp::Clflush) {
-        crate::FlushOp::Clflush
-    } else {
+    let Some(op) = evicting_flush(cpu) else {
         return check;
     };
     let ring = slots * SLOT;
     let kernels: [Option<&'static Kernels>; MAX_ENGINES] = core::array::from_fn(|i| {
         if i < n {
-            engines[i].kernels().ok()
+            backend::composed(engines[i])
         } else {
             None
         }
@@ -516,9 +519,9 @@ fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>, budget: Duration) -> E
         let r = 2 * i + usize::from(nt);
         let base = dst.ptr.wrapping_add(r * ring);
         let store = if nt {
-            crate::mode::Store::NonTemporal
+            Store::NonTemporal
         } else {
-            crate::mode::Store::Temporal
+            Store::Temporal
         };
         for f in 0..ENGINE_FRAMES {
             let slot = base.wrapping_add(((next[r] + f) % slots) * SLOT);
@@ -534,8 +537,8 @@ fn engine_check(cpu: &crate::cpu::Cpu, l2: Option<usize>, budget: Duration) -> E
             // source mapping holds `HDR + PAYLOAD` bytes; `k` runs on this CPU; the batch's
             // fence follows every 64 frames and the last one.
             unsafe {
-                crate::copy_unfenced_on(k, slot, src.ptr, HDR, store);
-                crate::copy_unfenced_on(k, slot.add(HDR), src.ptr.add(HDR), PAYLOAD, store);
+                copy_unfenced_on(k, slot, src.ptr, HDR, store);
+                copy_unfenced_on(k, slot.add(HDR), src.ptr.add(HDR), PAYLOAD, store);
                 if nt && f % 64 == 63 {
                     crate::arch::stream_fence();
                 }
@@ -896,6 +899,14 @@ fn nt_sweeps(
     }
 }
 
+/// The instruction that evicts lines to make a destination cold: `clflushopt`, else `clflush`;
+/// `None` when the CPU has neither.
+fn evicting_flush(cpu: &Cpu) -> Option<FlushOp> {
+    [FlushOp::Clflushopt, FlushOp::Clflush]
+        .into_iter()
+        .find(|op| cpu.flush_ops().any(|o| o == *op))
+}
+
 /// The string-instruction sweeps, copies then fills, into cold destinations: each timed
 /// sample is a run of `Temporal` ops into successive slots of the destination (about
 /// `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for a
@@ -905,16 +916,15 @@ fn nt_sweeps(
 /// parts).
 fn rep_sweeps(
     k: &Kernels,
+    cpu: &Cpu,
     movsb: &mut Sweep,
     stosb: &mut Sweep,
     src: &Map,
     dst: &Map,
     t0: Instant,
 ) {
-    let op = if crate::dispatch::flush_supported(crate::FlushOp::Clflushopt) {
-        crate::FlushOp::Clflushopt
-    } else {
-        crate::FlushOp::Clflush
+    let Some(op) = evicting_flush(cpu) else {
+        return;
     };
     let cold = |bytes: usize| {
         // SAFETY: `op` runs here (checked above; `clflush` comes with SSE2); the range lies in
@@ -1134,7 +1144,8 @@ mod tests {
             rep_movsb_sweep: Sweep::new(&[]),
             fill_rep_sweep: Sweep::new(&[]),
             engine: None,
-            engine_check: engine_check(&crate::arch::detect(), None, ENGINE_BUDGET),
+            engine_check: engine_check(&crate::arch::detect(), ENGINE_BUDGET),
+            base: crate::tuning(),
         };
         let mut s = Line::default();
         write!(s, "{c}").unwrap();
@@ -1142,9 +1153,15 @@ mod tests {
             s.as_str(),
             "CACHECOPY_TUNE=nt=16M,rep_movsb=never,fill_rep=2K"
         );
+        let runs = tune::Runs {
+            backends: &NAMES,
+            flush: 0,
+        };
+        let mut back = c.base;
+        let read = back.read_line(&s.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
         assert_eq!(
-            tune::tune_line(&s.as_str().as_bytes()[15..]),
-            c.values(),
+            (read, back),
+            (c.decided(), c.tuning()),
             "the line reads back"
         );
         c.copy = None;
@@ -1166,19 +1183,15 @@ mod tests {
             s.as_str(),
             "CACHECOPY_TUNE=nt=4M,temporal=generic,stream=generic,edges=overlap"
         );
-        let mut e = Engine::uniform(Backend::Generic);
-        crate::dispatch::apply_engine_fields(
-            &mut e,
-            &s.as_str().as_bytes()[15..],
-            1,
-            "CACHECOPY_TUNE",
-        );
-        assert_eq!(Some(e), c.engine);
+        let mut back = c.base;
+        back.read_line(&s.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
+        assert_eq!(back, c.tuning());
+        assert_eq!(Some(back.engine), c.engine);
     }
 
     #[test]
     fn the_engine_check_compares_every_candidate_against_the_rule() {
-        let c = engine_check(&crate::arch::detect(), None, ENGINE_BUDGET);
+        let c = engine_check(&crate::arch::detect(), ENGINE_BUDGET);
         let t = c.trials();
         assert_eq!(t[0].engine, c.rule);
         if t.len() > 1 {
@@ -1228,7 +1241,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "mmap and timing")]
     fn a_calibration_measures_within_its_budget_and_applies() {
         let k = crate::dispatch::active();
-        let c = run(k);
+        let c = run(k, crate::tuning());
         assert!(c.copy_sweep.points().iter().any(|p| p.rounds > 0), "{c:?}");
         for s in [&c.copy_sweep, &c.fill_sweep] {
             if let Some(t) = s.decided {
@@ -1238,7 +1251,7 @@ mod tests {
         }
         // The string sweeps restored the thresholds they toggled.
         let before = (crate::rep_movsb_threshold(), crate::fill_rep_threshold());
-        let _ = run(k);
+        let _ = run(k, crate::tuning());
         assert_eq!(
             before,
             (crate::rep_movsb_threshold(), crate::fill_rep_threshold())

@@ -173,24 +173,6 @@ impl Engine {
     pub const fn uniform(backend: Backend) -> Engine {
         Engine::new(backend, backend, Edges::Masked)
     }
-
-    /// Applies one `key=value` field of `CACHECOPY_ENGINE` (and of the report's tuning line):
-    /// `temporal=`, `stream=` or `body=` (both) a backend name, `edges=masked|overlap`. The
-    /// result is not normalised (see [`Engine::new`]); `Err` names nothing changed.
-    pub(crate) fn set_field(&mut self, key: &str, value: &str) -> Result<(), ()> {
-        let backend = || Backend::from_name(value).ok_or(());
-        match key {
-            "temporal" => self.temporal = backend()?,
-            "stream" => self.stream = backend()?,
-            "body" => {
-                let b = backend()?;
-                (self.temporal, self.stream) = (b, b);
-            }
-            "edges" => self.edges = Edges::from_name(value).ok_or(())?,
-            _ => return Err(()),
-        }
-        Ok(())
-    }
 }
 
 impl From<Backend> for Engine {

@@ -3,6 +3,8 @@
 use core::fmt;
 
 pub(crate) mod engine;
+pub(crate) mod env;
+pub(crate) mod rules;
 pub(crate) mod tune;
 
 /// The instruction a [`Mode::FlushCache`](crate::Mode::FlushCache) copy uses to write lines back

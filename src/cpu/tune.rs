@@ -1,22 +1,31 @@
-//! Tunables: the size thresholds the kernels and `Auto` read, their built-in defaults (derived
-//! from the detected CPU, each rule with its evidence), and the environment overrides.
+//! The per-CPU record: every choice dispatch makes per CPU (the engine's three fields, the
+//! flush instruction, the `Auto` thresholds of copies and fills, the `rep movsb` / `rep stosb`
+//! thresholds) in one value, [`Tuning`], built once at detection: the built-in rules
+//! (`super::rules`), then the `CACHECOPY_TUNE` line, then the single variables, all read by one
+//! parser over one table, [`FIELDS`]. Dispatch publishes the record beside the kernel table;
+//! `calibrate()` returns one; the report prints it; its `Display` is the tuning line.
 //!
-//! The values live in relaxed atomics: every value is a valid setting, so a copy racing a
-//! setter runs with the old or the new one, both correct. They start `UNSET` and are filled once
-//! by dispatch's first call ([`init`]); before that no kernel runs (a kernel table is only handed
-//! out after detection), so a kernel never sees `UNSET` except as "never" (`usize::MAX`).
+//! **A new tunable touches one place**: a field of [`Tuning`] with its row in [`FIELDS`] (its
+//! name in the line, its own variable if any, its kind and its accessors), and its default in
+//! `super::rules::rule`. The parser, the line, the report and the calibration's line follow the
+//! table.
 //!
-//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets every tunable in one
-//! line (the one a `Calibration` writes); each row of [`FIELDS`] is one tunable: its name in the
-//! line, its own variable (which wins over the field), its cell and its value syntax.
+//! The thresholds are published in relaxed atomics here (the kernels read two of them): every
+//! value is a valid setting, so a copy racing a setter runs with the old or the new one, both
+//! correct. They start `UNSET` and are filled once by dispatch's first call; before that no
+//! kernel runs (a kernel table is only handed out after detection), so a kernel never sees
+//! `UNSET` except as "never" (`usize::MAX`).
 //!
 //! Reading the environment neither allocates nor locks (an allocator may be the first caller):
-//! `getenv` returns a pointer into the process environment, the value is parsed in place, and a
-//! complaint about a bad value is formatted on the stack and written with one `write(2)`.
+//! the values are parsed in place and a complaint is one `write(2)` from the stack (`super::env`).
 
+use core::ffi::CStr;
+use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::cpu::Cpu;
+use super::engine::{Backend, Edges, Engine};
+use super::env::{env, warn};
+use super::FlushOp;
 
 /// Not yet initialised (also "never" for a threshold: no length reaches it).
 ///
@@ -45,85 +54,6 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
 /// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
-
-/// `CACHECOPY_NT_THRESHOLD=calibrate` asked for a calibration at detection; taken (once) by
-/// dispatch when its table is published.
-static CALIBRATE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-
-/// Whether a calibration was asked for and not yet taken: true for exactly one caller.
-#[cfg(all(feature = "std", unix))]
-pub(crate) fn take_calibration_request() -> bool {
-    CALIBRATE.swap(false, Ordering::Relaxed)
-}
-
-/// One tunable a `CACHECOPY_TUNE` line can set and a [`Calibration`](crate::Calibration) can
-/// decide: its field name in the line, its own environment variable, its cell, and how its
-/// value is read and written. One row per tunable ([`FIELDS`]); a new tunable (an engine
-/// choice, say) is one more row here, one more value in `Calibration::values`, and one more
-/// line in `init`.
-pub(crate) struct Field {
-    /// The name in `CACHECOPY_TUNE` (`nt` in `nt=16M`).
-    pub(crate) name: &'static str,
-    /// The variable that sets this tunable alone, and wins over the line's field.
-    pub(crate) var: &'static core::ffi::CStr,
-    /// Where the value lives.
-    pub(crate) cell: &'static AtomicUsize,
-    /// Reads a value (surrounding blanks already trimmed); `None`: not one.
-    pub(crate) parse: fn(&[u8]) -> Option<usize>,
-    /// Writes a value as `parse` reads it.
-    // Used by `Calibration`'s line, which exists with `std` on Unix only.
-    #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))]
-    pub(crate) show: fn(usize, &mut dyn core::fmt::Write) -> core::fmt::Result,
-    /// What a value is, for the warning about a bad one.
-    pub(crate) what: &'static str,
-}
-
-/// Every tunable, in the order `CACHECOPY_TUNE` lines are written.
-pub(crate) static FIELDS: [Field; 4] = [
-    Field {
-        name: "nt",
-        var: c"CACHECOPY_NT_THRESHOLD",
-        cell: &COPY_NT,
-        parse: parse_size,
-        show: show_size,
-        what: "a size",
-    },
-    Field {
-        name: "fill_nt",
-        var: c"CACHECOPY_FILL_NT_THRESHOLD",
-        cell: &FILL_NT,
-        parse: parse_size,
-        show: show_size,
-        what: "a size",
-    },
-    Field {
-        name: "rep_movsb",
-        var: c"CACHECOPY_REP_MOVSB_THRESHOLD",
-        cell: &REP_MOVSB,
-        parse: parse_size,
-        show: show_size,
-        what: "a size",
-    },
-    Field {
-        name: "fill_rep",
-        var: c"CACHECOPY_FILL_REP_THRESHOLD",
-        cell: &FILL_REP,
-        parse: parse_size,
-        show: show_size,
-        what: "a size",
-    },
-];
-
-/// The engine's fields in `CACHECOPY_TUNE` (and `CACHECOPY_ENGINE`): which backend runs the
-/// `temporal` job, the `stream` job, both (`body`), and the `edges` store. Dispatch applies
-/// them (`dispatch::apply_engine_fields`); [`tune_line`] only skips them.
-pub(crate) const ENGINE_FIELDS: [&str; 4] = ["temporal", "stream", "body", "edges"];
-
-/// Indices into [`FIELDS`].
-pub(crate) const NT: usize = 0;
-pub(crate) const FILL: usize = 1;
-pub(crate) const MOVSB: usize = 2;
-pub(crate) const STOSB: usize = 3;
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -165,310 +95,476 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
     write!(w, "{bytes}")
 }
 
-/// The fields of `CACHECOPY_TUNE` (`name=value,name=value`, blanks around names and values
-/// ignored, empty fields skipped, a later field overriding an earlier one of the same name), one
-/// value per row of [`FIELDS`]. A field with an unknown name, no `=` or a bad value is reported
-/// (once per process, [`warn`]) and ignored; the others are kept. No allocation: the line is
-/// split in place.
-pub(crate) fn tune_line(line: &[u8]) -> [Option<usize>; FIELDS.len()] {
-    let mut out = [None; FIELDS.len()];
-    for raw in line.split(|&b| b == b',') {
-        let field = raw.trim_ascii();
-        if field.is_empty() {
-            continue;
-        }
-        let Some(eq) = field.iter().position(|&b| b == b'=') else {
-            bad_field(field, "not name=value");
-            continue;
-        };
-        let (name, value) = (field[..eq].trim_ascii(), field[eq + 1..].trim_ascii());
-        let Some(i) = FIELDS.iter().position(|f| f.name.as_bytes() == name) else {
-            // The engine's fields are read by dispatch (`apply_engine_fields`).
-            if !ENGINE_FIELDS.iter().any(|f| f.as_bytes() == name) {
-                bad_field(
-                    field,
-                    "unknown name (known: nt, fill_nt, rep_movsb, fill_rep, temporal, stream, \
-                     body, edges)",
-                );
-            }
-            continue;
-        };
-        match (FIELDS[i].parse)(value) {
-            Some(v) => out[i] = Some(v),
-            None => bad_field(field, FIELDS[i].what),
-        }
-    }
-    out
-}
-
-/// The warning about one bad `CACHECOPY_TUNE` field.
-fn bad_field(field: &[u8], why: &str) {
-    match core::str::from_utf8(field) {
-        Ok(f) => warn(format_args!(
-            "cachecopy: ignoring CACHECOPY_TUNE field {f:?}: {why}"
-        )),
-        Err(_) => warn(format_args!(
-            "cachecopy: ignoring a CACHECOPY_TUNE field: not UTF-8"
-        )),
-    }
-}
-
-/// Sets every tunable still `UNSET` from the environment or from `cpu`'s defaults. Racing
-/// callers compute the same values; a value a setter stored first is kept (setters store
-/// through [`stored`], so never `UNSET`).
+/// Every per-CPU choice, in one record: what dispatch runs on this CPU.
 ///
-/// Which setting wins, per tunable: its own variable (`CACHECOPY_FILL_NT_THRESHOLD` for fills),
-/// then its `CACHECOPY_TUNE` field, then (fills only) `CACHECOPY_NT_THRESHOLD`, then the
-/// built-in rule.
-pub(crate) fn init(cpu: &Cpu) {
-    let (copy_default, fill_default) = default_thresholds(cpu);
-    let calibrate = env(c"CACHECOPY_NT_THRESHOLD")
-        .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"calibrate"));
-    if calibrate {
-        CALIBRATE.store(true, Ordering::Relaxed);
-    }
-    let line = env(c"CACHECOPY_TUNE").map_or([None; FIELDS.len()], tune_line);
-    let both = if calibrate {
-        None
-    } else {
-        env_bytes(FIELDS[NT].var)
-    };
-    let copy = both.or(line[NT]).unwrap_or(copy_default);
-    let fill = env_bytes(FIELDS[FILL].var)
-        .or(line[FILL])
-        .or(both)
-        .unwrap_or(fill_default);
-    let rep_movsb = env_bytes(FIELDS[MOVSB].var)
-        .or(line[MOVSB])
-        .unwrap_or_else(|| default_rep_movsb(cpu));
-    let fill_rep = env_bytes(FIELDS[STOSB].var)
-        .or(line[STOSB])
-        .unwrap_or_else(|| default_fill_rep(cpu));
-    let values = [copy, fill, rep_movsb, fill_rep];
-    for (field, value) in FIELDS.iter().zip(values) {
-        let _ =
-            field
-                .cell
-                .compare_exchange(UNSET, stored(value), Ordering::Relaxed, Ordering::Relaxed);
-    }
-}
-
-/// The NT thresholds `Auto` uses when nothing overrides them: `(copy, fill)`, by CPU family,
-/// from the detected caches. Each rule cites the measurement it rests on (`docs/machines/`).
-///
-/// - **Intel with a non-inclusive L3** (server parts since Skylake-SP): copy from the L2 size,
-///   fill from twice it. A line a copy evicts from the L2 is written to the L3 as a victim, so
-///   temporal copies pay L3 write bandwidth from about the L2 size on, however large the L3.
-///   Measured on the Intel Xeon VM (family 6 model 207, L2 2 MiB, a reported 260 MiB L3): the
-///   hot-destination crossover is 2 MiB for copies and 4 MiB for fills (`cachecopy report`,
-///   sections 5 and 5b, docs/machines/intel-xeon-f6m207.md); `L3 / 4` would be 65 MiB there,
-///   where streaming already runs 1.5-1.7x.
-/// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a fraction of one
-///   last-level cache instance, at least twice the L2. A copy of `len` bytes brings `2 * len`
-///   into the caches; from `L3 / 4` that is half the L3, from `L3 / 2` all of it. No single
-///   fraction fits the AMD parts measured, which have the same 32 MiB L3 per CCX (CPUID
-///   0x8000001D) and crossovers 2x apart, so the rule follows the core generation, told apart by
-///   its L2 size:
-///   - L2 below 1 MiB (Zen 3 and earlier, 512 KiB): `L3 / 4`. Measured on the Zen 3 VM: the hot
-///     crossover is 8 MiB for copies and 5-6 MiB for fills, so both use 8 MiB
-///     (docs/machines/amd-epyc-zen3.md).
-///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`. Measured on the Zen 4 VM (family 25
-///     model 17, L2 1 MiB): the hot crossover is 16 MiB for copies and for fills; at 8 MiB
-///     streaming runs 0.68x (copies) and 0.92x (fills) of ordinary stores
-///     (docs/machines/amd-epyc-zen4-f25m17.md).
-///
-///   Parts with a stacked L3 (Milan-X, Genoa-X: 96 MiB per CCX) were not measured; there
-///   `calibrate()` decides (docs/performance.md, "Calibration"). The cache figures come from
-///   CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and which reports
-///   256-320 MiB on these VMs).
-/// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
-///   instead: 4 MiB without figures, never below 1 MiB.
-fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
-    const FLOOR: usize = 1 << 20;
-    const FALLBACK: usize = 4 << 20;
-    let c = &cpu.caches;
-    let l3 = c.l3.filter(|&l3| l3 >= c.l2.unwrap_or(0));
-    if let (true, Some(false), Some(l2)) = (cpu.is_intel(), c.l3_inclusive, c.l2) {
-        return (l2.max(FLOOR), (2 * l2).max(FLOOR));
-    }
-    let copy = match (c.l2, l3) {
-        (Some(l2), Some(l3)) if l2 >= 1 << 20 => (l3 / 2).max(2 * l2),
-        (l2, Some(l3)) => (l3 / 4).max(2 * l2.unwrap_or(0)),
-        (Some(l2), None) => 2 * l2,
-        _ => FALLBACK,
-    }
-    .max(FLOOR);
-    (copy, copy)
-}
-
-/// The copy threshold the crate derives from `cpu` when nothing overrides it (see the rules
-/// on `default_thresholds` in `src/tune.rs`): the L2 size on Intel parts with a non-inclusive
-/// L3; else a quarter of one last-level cache instance (half of it with an L2 of 1 MiB or more,
-/// as on AMD Zen 4), at least twice the L2; never below 1 MiB, 4 MiB without cache figures.
+/// Built once at detection from the built-in rules (each citing its run, `docs/machines/`),
+/// then the `CACHECOPY_TUNE` line, then the single variables (`CACHECOPY_NT_THRESHOLD`,
+/// `CACHECOPY_FILL_NT_THRESHOLD`, `CACHECOPY_REP_MOVSB_THRESHOLD`,
+/// `CACHECOPY_FILL_REP_THRESHOLD`, `CACHECOPY_BACKEND`), then `CACHECOPY_ENGINE`; a variable wins
+/// over its field of the line. [`tuning()`](crate::tuning()) reads the one in force;
+/// [`calibrate`](crate::calibrate()) measures one. Its `Display` is the `CACHECOPY_TUNE` value
+/// that sets every field to what it holds:
 ///
 /// ```
-/// let cpu = cachecopy::cpu();
-/// assert!(cachecopy::default_nt_threshold(&cpu) >= 1 << 20);
+/// let t = cachecopy::tuning();
+/// assert_eq!(t.engine, cachecopy::engine());
+/// assert_eq!(t.nt, cachecopy::nt_threshold());
+/// println!("CACHECOPY_TUNE={t}"); // nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,...
 /// ```
-pub fn default_nt_threshold(cpu: &Cpu) -> usize {
-    default_thresholds(cpu).0
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Tuning {
+    /// Which backend runs each job and how partial lines are written (`temporal=`, `stream=`,
+    /// `body=` both jobs, `edges=`).
+    pub engine: Engine,
+    /// The instruction `FlushCache` copies write lines back with (`flush=`).
+    pub flush: FlushOp,
+    /// From this many bytes `Auto` copies stream (`nt=`).
+    pub nt: usize,
+    /// From this many bytes `Auto` fills stream (`fill_nt=`).
+    pub fill_nt: usize,
+    /// From this many bytes `Temporal` copies use x86 `rep movsb` (`rep_movsb=`; `usize::MAX`:
+    /// never).
+    pub rep_movsb: usize,
+    /// From this many bytes `Temporal` fills use x86 `rep stosb` (`fill_rep=`).
+    pub fill_rep: usize,
 }
 
-/// The size from which `Temporal` fills use `rep stosb` when nothing overrides it.
-///
-/// - Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes whole
-///   lines without reading them for ownership; the vector loop ran 0.72-0.84x of glibc's
-///   `memset` (which uses `rep stosb`) from 16 KiB on the Intel Xeon VM
-///   (docs/machines/intel-xeon-f6m207.md).
-/// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold. On the Zen3 VM the vector
-///   loop is ahead below 12 MiB (2x at 4-16 KiB, the string store's start-up) and `rep stosb`
-///   from 16 MiB (docs/machines/amd-epyc-zen3.md).
-/// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`), with
-///   ERMS: from [`WORD_FILL_REP`] bytes, since the loop there stores 8 bytes at a time.
-/// - No ERMS, other architectures: never (`usize::MAX`).
-fn default_fill_rep(cpu: &Cpu) -> usize {
-    if !(cfg!(target_arch = "x86_64") && cpu.features.erms) {
-        usize::MAX
-    } else if cfg!(any(cachecopy_integer_only, not(target_feature = "sse2"))) {
-        WORD_FILL_REP
-    } else if cpu.is_intel() {
-        2 << 10
-    } else {
-        default_thresholds(cpu).1.saturating_mul(2)
-    }
+/// What one field's value is, and how it is read and written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A size: digits with an optional `K`, `M` or `G`, or `never` ([`parse_size`]).
+    Size,
+    /// A backend this CPU runs, by [`Backend::name`].
+    Backend,
+    /// `masked` or `overlap`.
+    Edges,
+    /// A flush instruction this CPU runs, by [`FlushOp::name`].
+    Flush,
 }
 
-/// The size from which `Temporal` copies use `rep movsb` when nothing overrides it.
-///
-/// - Intel with ERMS: 2 KiB (glibc: 2112 B on the Xeon VM). The vector loop ran 0.81-0.87x of
-///   glibc's `memcpy` into a cold destination from 16 KiB, and a bare `rep movsb` 0.99-1.04x
-///   from 4 KiB to 64 MiB (docs/machines/intel-xeon-f6m207.md): fast-string stores skip the
-///   read-for-ownership of lines they overwrite whole.
-/// - AMD: never. On Zen3 the vector loop beats glibc, and `rep movsb` slows down for some
-///   source and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen3
-///   and later).
-/// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
-fn default_rep_movsb(cpu: &Cpu) -> usize {
-    if cfg!(target_arch = "x86_64") && cpu.features.erms && cpu.is_intel() {
-        2 << 10
-    } else {
-        usize::MAX
-    }
+/// One field's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Value {
+    Size(usize),
+    Backend(Backend),
+    Edges(Edges),
+    Flush(FlushOp),
 }
 
-/// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS). Measured on
-/// the Xeon VM (Ice Lake-class, ERMS+FSRM; interleaved medians, hot destination, word loop time
-/// ÷ `rep stosb` time): 0.72 at 256 B, 0.91 at 640 B, 1.10 at 768 B, 1.4-1.6 at 1 KiB, 4.8 at
-/// 4-16 KiB, 1.3-1.5 at 64 KiB-1 MiB, 1.06-1.29 at 4-64 MiB. Linux's `memset` uses it at every
-/// size on ERMS CPUs; glibc from 2 KiB against vector loops.
-const WORD_FILL_REP: usize = 1024;
-
-/// The value of environment variable `name`, as bytes (with `std`; `None` without it). Neither
-/// allocates nor locks.
-#[allow(unused_variables)]
-pub(crate) fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
-    cfg_if::cfg_if! {
-        if #[cfg(all(feature = "std", unix, not(miri)))] {
-            // SAFETY: `name` is NUL-terminated; `getenv` returns null or a pointer to a
-            // NUL-terminated string in the process environment. Like every reader of the
-            // environment, this relies on no thread calling `setenv` concurrently (Rust's
-            // `std::env::set_var` is `unsafe` for that reason).
-            unsafe {
-                let p = libc::getenv(name.as_ptr());
-                if p.is_null() {
-                    None
-                } else {
-                    Some(core::ffi::CStr::from_ptr(p).to_bytes())
-                }
-            }
-        } else if #[cfg(feature = "std")] {
-            // No libc `getenv` (Windows) or no FFI (Miri): std's reader. It allocates the
-            // value, which leaks here on purpose so the slice can be 'static: once per
-            // variable per process, at detection.
-            let v = std::env::var(name.to_str().ok()?).ok()?;
-            Some(std::boxed::Box::leak(v.into_boxed_str()).as_bytes())
-        } else {
-            None
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Value::Size(n) => show_size(n, f),
+            Value::Backend(b) => f.write_str(b.name()),
+            Value::Edges(e) => f.write_str(e.name()),
+            Value::Flush(op) => f.write_str(op.name()),
         }
     }
 }
 
-/// The byte count in environment variable `name`; a value that is not one is ignored with one
-/// line on stderr.
-pub(crate) fn env_bytes(name: &core::ffi::CStr) -> Option<usize> {
-    let raw = env(name)?;
-    match core::str::from_utf8(raw).ok().map(str::trim) {
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                warn(format_args!(
-                    "cachecopy: ignoring {}={v:?}: not a byte count",
-                    name.to_str().unwrap_or("?")
-                ));
-                None
+/// What this CPU runs, for checking a field's value: the runnable backends and the flush
+/// instructions it executes.
+pub(crate) struct Runs<'a> {
+    pub(crate) backends: &'a [Backend],
+    /// One bit per [`FlushOp::index`].
+    pub(crate) flush: u8,
+}
+
+impl Kind {
+    /// Reads a value of this kind (surrounding blanks already trimmed) that this CPU runs.
+    fn parse(self, v: &[u8], runs: &Runs<'_>) -> Option<Value> {
+        let name = core::str::from_utf8(v).ok();
+        match self {
+            Kind::Size => parse_size(v).map(Value::Size),
+            Kind::Backend => name
+                .and_then(Backend::from_name)
+                .filter(|b| runs.backends.contains(b))
+                .map(Value::Backend),
+            Kind::Edges => name.and_then(Edges::from_name).map(Value::Edges),
+            Kind::Flush => FlushOp::ALL
+                .into_iter()
+                .find(|op| name.is_some_and(|n| op.name().eq_ignore_ascii_case(n)))
+                .filter(|op| runs.flush & (1 << op.index()) != 0)
+                .map(Value::Flush),
+        }
+    }
+}
+
+/// What a field of `kind` takes, for the warning about a bad one.
+struct Expected<'a>(Kind, &'a Runs<'a>);
+
+impl fmt::Display for Expected<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, names: &mut dyn Iterator<Item = &str>| {
+            for (i, n) in names.enumerate() {
+                write!(f, "{}{n}", if i > 0 { ", " } else { "" })?;
+            }
+            f.write_str(")")
+        };
+        match self.0 {
+            Kind::Size => f.write_str("a size (digits with K, M or G, or never)"),
+            Kind::Backend => {
+                f.write_str("a backend this CPU supports (")?;
+                list(f, &mut self.1.backends.iter().map(|b| b.name()))
+            }
+            Kind::Edges => f.write_str("masked or overlap"),
+            Kind::Flush => {
+                f.write_str("a flush instruction this CPU runs (")?;
+                let runs = self.1.flush;
+                list(
+                    f,
+                    &mut FlushOp::ALL
+                        .into_iter()
+                        .filter(|op| runs & (1 << op.index()) != 0)
+                        .map(FlushOp::name),
+                )
+            }
+        }
+    }
+}
+
+/// One tunable: its name in `CACHECOPY_TUNE`, its own variable, its kind, and where it lives in
+/// the record. One row per tunable ([`FIELDS`]).
+pub(crate) struct Field {
+    /// The name in the line (`nt` in `nt=16M`).
+    pub(crate) name: &'static str,
+    /// The variable that sets this tunable alone and wins over the line's field.
+    var: Option<&'static CStr>,
+    /// Another field this field's variable also sets where neither the line nor that field's
+    /// own variable did (`CACHECOPY_NT_THRESHOLD` sets fills too).
+    var_also: Option<usize>,
+    kind: Kind,
+    /// Stores a value of `kind` into the record.
+    set: fn(&mut Tuning, Value),
+    /// The value in the record; `None` for a field the line does not write (`body`, which
+    /// `temporal` and `stream` say).
+    get: Option<fn(&Tuning) -> Value>,
+}
+
+/// Indices into [`FIELDS`].
+pub(crate) const NT: usize = 0;
+pub(crate) const FILL: usize = 1;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
+pub(crate) const MOVSB: usize = 2;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
+pub(crate) const STOSB: usize = 3;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
+pub(crate) const TEMPORAL: usize = 4;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
+pub(crate) const STREAM: usize = 5;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
+pub(crate) const EDGES: usize = 7;
+
+/// Every tunable, in the order the line is written.
+pub(crate) static FIELDS: [Field; 9] = [
+    Field {
+        name: "nt",
+        var: Some(c"CACHECOPY_NT_THRESHOLD"),
+        var_also: Some(FILL),
+        kind: Kind::Size,
+        set: |t, v| t.nt = v.size(),
+        get: Some(|t| Value::Size(t.nt)),
+    },
+    Field {
+        name: "fill_nt",
+        var: Some(c"CACHECOPY_FILL_NT_THRESHOLD"),
+        var_also: None,
+        kind: Kind::Size,
+        set: |t, v| t.fill_nt = v.size(),
+        get: Some(|t| Value::Size(t.fill_nt)),
+    },
+    Field {
+        name: "rep_movsb",
+        var: Some(c"CACHECOPY_REP_MOVSB_THRESHOLD"),
+        var_also: None,
+        kind: Kind::Size,
+        set: |t, v| t.rep_movsb = v.size(),
+        get: Some(|t| Value::Size(t.rep_movsb)),
+    },
+    Field {
+        name: "fill_rep",
+        var: Some(c"CACHECOPY_FILL_REP_THRESHOLD"),
+        var_also: None,
+        kind: Kind::Size,
+        set: |t, v| t.fill_rep = v.size(),
+        get: Some(|t| Value::Size(t.fill_rep)),
+    },
+    Field {
+        name: "temporal",
+        var: None,
+        var_also: None,
+        kind: Kind::Backend,
+        set: |t, v| t.engine.temporal = v.backend(t.engine.temporal),
+        get: Some(|t| Value::Backend(t.engine.temporal)),
+    },
+    Field {
+        name: "stream",
+        var: None,
+        var_also: None,
+        kind: Kind::Backend,
+        set: |t, v| t.engine.stream = v.backend(t.engine.stream),
+        get: Some(|t| Value::Backend(t.engine.stream)),
+    },
+    Field {
+        name: "body",
+        var: Some(c"CACHECOPY_BACKEND"),
+        var_also: None,
+        kind: Kind::Backend,
+        set: |t, v| {
+            let b = v.backend(t.engine.stream);
+            (t.engine.temporal, t.engine.stream) = (b, b);
+        },
+        get: None,
+    },
+    Field {
+        name: "edges",
+        var: None,
+        var_also: None,
+        kind: Kind::Edges,
+        set: |t, v| {
+            if let Value::Edges(e) = v {
+                t.engine.edges = e;
             }
         },
-        None => {
-            warn(format_args!(
-                "cachecopy: ignoring {}: not UTF-8",
-                name.to_str().unwrap_or("?")
-            ));
-            None
+        get: Some(|t| Value::Edges(t.engine.edges)),
+    },
+    Field {
+        name: "flush",
+        var: None,
+        var_also: None,
+        kind: Kind::Flush,
+        set: |t, v| {
+            if let Value::Flush(op) = v {
+                t.flush = op;
+            }
+        },
+        get: Some(|t| Value::Flush(t.flush)),
+    },
+];
+
+/// Every field the line writes.
+pub(crate) const ALL: u16 = (1 << FIELDS.len()) - 1;
+
+/// The engine's fields, the only ones `CACHECOPY_ENGINE` takes.
+const ENGINE: u16 = 0b1111 << TEMPORAL;
+
+impl Value {
+    /// The size (a size field's value; [`Kind::parse`] only hands a field its own kind).
+    fn size(self) -> usize {
+        match self {
+            Value::Size(n) => n,
+            _ => usize::MAX,
+        }
+    }
+
+    /// The backend, or `keep` (as [`Value::size`]).
+    fn backend(self, keep: Backend) -> Backend {
+        match self {
+            Value::Backend(b) => b,
+            _ => keep,
         }
     }
 }
 
-/// Prints one line on stderr, once per process, however many threads race detection. The line
-/// is formatted into a stack buffer (cut at 512 bytes) and written with one `write(2)`: no
-/// allocation and no lock.
-#[allow(unused_variables)]
-pub(crate) fn warn(msg: core::fmt::Arguments<'_>) {
-    #[cfg(feature = "std")]
-    {
-        use core::sync::atomic::AtomicBool;
-        static WARNED: AtomicBool = AtomicBool::new(false);
-        if WARNED.swap(true, Ordering::Relaxed) {
-            return;
+impl Tuning {
+    /// Refines the built-in record `self` by the environment, in this order (a later setting
+    /// wins): the `CACHECOPY_TUNE` line; the single variables, each of which wins over its own
+    /// field (`CACHECOPY_NT_THRESHOLD` also sets fills where neither the line's `fill_nt` nor
+    /// `CACHECOPY_FILL_NT_THRESHOLD` does; `CACHECOPY_BACKEND` is `body=`); then
+    /// `CACHECOPY_ENGINE`, field by field. A bad value is reported once per process and
+    /// ignored; the others are kept. Also returns whether `CACHECOPY_NT_THRESHOLD=calibrate`
+    /// asked for a calibration. Without `std` nothing is read. No allocation, no lock.
+    pub(crate) fn read_env(mut self, runs: &Runs<'_>) -> (Tuning, bool) {
+        let mut calibrate = false;
+        let mut line = 0;
+        if let Some(raw) = env(c"CACHECOPY_TUNE") {
+            line = self.read_line(raw, "CACHECOPY_TUNE", ALL, runs);
         }
-        let mut line = Line {
-            buf: [0; 512],
-            len: 0,
-        };
-        let _ = core::fmt::write(&mut line, msg);
-        let _ = core::fmt::Write::write_str(&mut line, "\n");
-        line.emit();
+        let mut by_var = 0u16;
+        for (i, f) in FIELDS.iter().enumerate() {
+            let Some((var, raw)) = f.var.and_then(|var| Some((var, env(var)?))) else {
+                continue;
+            };
+            if i == NT && raw.trim_ascii().eq_ignore_ascii_case(b"calibrate") {
+                calibrate = true;
+                continue;
+            }
+            let value = raw.trim_ascii();
+            match f.kind.parse(value, runs) {
+                Some(v) => {
+                    (f.set)(&mut self, v);
+                    by_var |= 1 << i;
+                    if let Some(j) = f.var_also.filter(|&j| (line | by_var) & (1 << j) == 0) {
+                        (FIELDS[j].set)(&mut self, v);
+                    }
+                }
+                None => match core::str::from_utf8(value) {
+                    Ok(v) => warn(format_args!(
+                        "cachecopy: ignoring {}={v:?}: expected {}",
+                        var.to_str().unwrap_or("?"),
+                        Expected(f.kind, runs)
+                    )),
+                    Err(_) => warn(format_args!(
+                        "cachecopy: ignoring {}: not UTF-8",
+                        var.to_str().unwrap_or("?")
+                    )),
+                },
+            }
+        }
+        if let Some(raw) = env(c"CACHECOPY_ENGINE") {
+            self.read_line(raw, "CACHECOPY_ENGINE", ENGINE, runs);
+        }
+        let e = self.engine;
+        self.engine = Engine::new(e.temporal, e.stream, e.edges);
+        (self, calibrate)
+    }
+
+    /// Applies the comma-separated `name=value` fields of `raw` that `allowed` (a mask over
+    /// [`FIELDS`]) names: blanks around names and values ignored, empty fields skipped, a later
+    /// field overriding an earlier one. A field with an unknown name, no `=` or a bad value is
+    /// reported (once per process; `what` names the variable) and ignored. Returns the fields
+    /// set. Parsed in place: no allocation.
+    pub(crate) fn read_line(
+        &mut self,
+        raw: &[u8],
+        what: &str,
+        allowed: u16,
+        runs: &Runs<'_>,
+    ) -> u16 {
+        let mut set = 0;
+        for field in raw.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+            if field.is_empty() {
+                continue;
+            }
+            let (name, value) = match field.iter().position(|&b| b == b'=') {
+                Some(eq) => (field[..eq].trim_ascii(), field[eq + 1..].trim_ascii()),
+                None => (field, &b""[..]),
+            };
+            let found = FIELDS
+                .iter()
+                .enumerate()
+                .find(|(i, f)| allowed & (1 << i) != 0 && f.name.as_bytes() == name);
+            let Some((i, f)) = found else {
+                bad_field(
+                    what,
+                    field,
+                    format_args!("expected one of {}", Names(allowed)),
+                );
+                continue;
+            };
+            match f.kind.parse(value, runs) {
+                Some(v) => {
+                    (f.set)(self, v);
+                    set |= 1 << i;
+                }
+                None => bad_field(
+                    what,
+                    field,
+                    format_args!("expected {}", Expected(f.kind, runs)),
+                ),
+            }
+        }
+        set
+    }
+
+    /// Writes `name=value` for each field of `which` (a mask over [`FIELDS`]) the line writes,
+    /// comma-separated, in the table's order; what `read_line` reads back.
+    pub(crate) fn write_line(&self, which: u16, f: &mut dyn fmt::Write) -> fmt::Result {
+        let mut first = true;
+        for (i, field) in FIELDS.iter().enumerate() {
+            let Some(get) = field.get.filter(|_| which & (1 << i) != 0) else {
+                continue;
+            };
+            write!(
+                f,
+                "{}{}={}",
+                if first { "" } else { "," },
+                field.name,
+                get(self)
+            )?;
+            first = false;
+        }
+        Ok(())
+    }
+
+    /// This record with the fields of `which` taken from `other`.
+    #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's
+    pub(crate) fn with(mut self, other: &Tuning, which: u16) -> Tuning {
+        for (i, field) in FIELDS.iter().enumerate() {
+            if let Some(get) = field.get.filter(|_| which & (1 << i) != 0) {
+                (field.set)(&mut self, get(other));
+            }
+        }
+        self
+    }
+
+    /// The published thresholds (what the getters read, setters included).
+    pub(crate) fn load_thresholds(&mut self) {
+        for (cell, v) in CELLS.iter().zip(self.thresholds_mut()) {
+            *v = cell.load(Ordering::Relaxed);
+        }
+    }
+
+    /// Publishes the thresholds. `first`: only into cells still `UNSET` (detection racing a
+    /// setter keeps the setter's value); else over whatever they hold.
+    pub(crate) fn store_thresholds(mut self, first: bool) {
+        for (cell, v) in CELLS.iter().zip(self.thresholds_mut()) {
+            if first {
+                let _ =
+                    cell.compare_exchange(UNSET, stored(*v), Ordering::Relaxed, Ordering::Relaxed);
+            } else {
+                cell.store(stored(*v), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn thresholds_mut(&mut self) -> [&mut usize; 4] {
+        [
+            &mut self.nt,
+            &mut self.fill_nt,
+            &mut self.rep_movsb,
+            &mut self.fill_rep,
+        ]
     }
 }
 
-/// A fixed stack buffer that keeps what fits.
-#[cfg(feature = "std")]
-struct Line {
-    buf: [u8; 512],
-    len: usize,
+/// The cells of the thresholds, in the record's order.
+static CELLS: [&AtomicUsize; 4] = [&COPY_NT, &FILL_NT, &REP_MOVSB, &FILL_REP];
+
+/// `nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,stream=avx2,edges=overlap,flush=clwb`:
+/// every field, as `CACHECOPY_TUNE` reads it back. Writes into any `fmt::Write` without
+/// allocating.
+impl fmt::Display for Tuning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_line(ALL, f)
+    }
 }
 
-#[cfg(feature = "std")]
-impl core::fmt::Write for Line {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let n = s.len().min(self.buf.len() - self.len);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
+/// The names of the fields of a mask, for the warning about an unknown one.
+struct Names(u16);
+
+impl fmt::Display for Names {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (i, field) in FIELDS.iter().enumerate() {
+            if self.0 & (1 << i) != 0 {
+                write!(f, "{}{}", if first { "" } else { ", " }, field.name)?;
+                first = false;
+            }
+        }
         Ok(())
     }
 }
 
-#[cfg(feature = "std")]
-impl Line {
-    fn emit(&self) {
-        cfg_if::cfg_if! {
-            if #[cfg(all(unix, not(miri)))] {
-                // SAFETY: writes `len` initialised bytes of our own buffer to fd 2; a failed or
-                // short write only loses the warning.
-                let _ = unsafe { libc::write(2, self.buf.as_ptr().cast(), self.len) };
-            } else {
-                use std::io::Write;
-                let _ = std::io::stderr().write_all(&self.buf[..self.len]);
-            }
-        }
+/// The warning about one bad field of `what` (a variable holding a line).
+fn bad_field(what: &str, field: &[u8], why: fmt::Arguments<'_>) {
+    match core::str::from_utf8(field) {
+        Ok(f) => warn(format_args!(
+            "cachecopy: ignoring {what} field {f:?}: {why}"
+        )),
+        Err(_) => warn(format_args!(
+            "cachecopy: ignoring a {what} field: not UTF-8"
+        )),
     }
 }

@@ -7,11 +7,11 @@
 //! sums this crate returns are always folded to at most `0xffff` (zero only for all-zero data), so
 //! every backend returns the same value; any `u32` is accepted as input.
 
-use crate::backend::{Backend, Kernels};
+use crate::backend::store::csum_copy_on;
+use crate::backend::Backend;
 use crate::dispatch::{self, Unsupported};
 use crate::len_mismatch;
 use crate::mode::Mode;
-use crate::mode::Store;
 use crate::thresholds::nt_threshold;
 
 use crate::kernel::sum::{block_add, fold16};
@@ -87,26 +87,6 @@ pub fn csum_partial_with(backend: Backend, data: &[u8], initial: u32) -> Result<
     // SAFETY: a live slice; `k` runs on this CPU.
     let s = unsafe { (k.csum)(data.as_ptr(), data.len()) };
     Ok(fold16(csum_add(initial, s) as u64))
-}
-
-/// # Safety
-/// `csum_and_copy_raw`'s contract; `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-pub(crate) unsafe fn csum_copy_on(
-    k: &Kernels,
-    dst: *mut u8,
-    src: *const u8,
-    len: usize,
-    store: Store,
-) -> u32 {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.csum_copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.csum_copy_nontemporal)(dst, src, len),
-            Store::Flush(op) => (k.csum_copy_flush)(dst, src, len, op),
-        }
-    }
 }
 
 /// Copies `src` into `dst` with the cache policy `mode` and returns the partial sum of the

@@ -1,0 +1,132 @@
+//! The built-in rules: what every per-CPU choice is when no variable overrides it, each rule
+//! with the run that justifies it (`docs/machines/`). [`rule`] gathers them into the record
+//! ([`Tuning`]) that the environment then refines (`super::tune`).
+
+use super::engine::{self, Backend};
+use super::tune::Tuning;
+use super::Cpu;
+
+/// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
+/// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the
+/// thresholds below.
+pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
+    let (nt, fill_nt) = default_thresholds(cpu);
+    Tuning {
+        engine: engine::rule(cpu, widest).0,
+        flush: cpu.flush,
+        nt,
+        fill_nt,
+        rep_movsb: default_rep_movsb(cpu),
+        fill_rep: default_fill_rep(cpu),
+    }
+}
+
+/// The NT thresholds `Auto` uses when nothing overrides them: `(copy, fill)`, by CPU family,
+/// from the detected caches. Each rule cites the measurement it rests on (`docs/machines/`).
+///
+/// - **Intel with a non-inclusive L3** (server parts since Skylake-SP): copy from the L2 size,
+///   fill from twice it. A line a copy evicts from the L2 is written to the L3 as a victim, so
+///   temporal copies pay L3 write bandwidth from about the L2 size on, however large the L3.
+///   Measured on the Intel Xeon VM (family 6 model 207, L2 2 MiB, a reported 260 MiB L3): the
+///   hot-destination crossover is 2 MiB for copies and 4 MiB for fills (`cachecopy report`,
+///   sections 5 and 5b, docs/machines/intel-xeon-f6m207.md); `L3 / 4` would be 65 MiB there,
+///   where streaming already runs 1.5-1.7x.
+/// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a fraction of one
+///   last-level cache instance, at least twice the L2. A copy of `len` bytes brings `2 * len`
+///   into the caches; from `L3 / 4` that is half the L3, from `L3 / 2` all of it. No single
+///   fraction fits the AMD parts measured, which have the same 32 MiB L3 per CCX (CPUID
+///   0x8000001D) and crossovers 2x apart, so the rule follows the core generation, told apart by
+///   its L2 size:
+///   - L2 below 1 MiB (Zen 3 and earlier, 512 KiB): `L3 / 4`. Measured on the Zen 3 VM: the hot
+///     crossover is 8 MiB for copies and 5-6 MiB for fills, so both use 8 MiB
+///     (docs/machines/amd-epyc-zen3.md).
+///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`. Measured on the Zen 4 VM (family 25
+///     model 17, L2 1 MiB): the hot crossover is 16 MiB for copies and for fills; at 8 MiB
+///     streaming runs 0.68x (copies) and 0.92x (fills) of ordinary stores
+///     (docs/machines/amd-epyc-zen4-f25m17.md).
+///
+///   Parts with a stacked L3 (Milan-X, Genoa-X: 96 MiB per CCX) were not measured; there
+///   `calibrate()` decides (docs/performance.md, "Calibration"). The cache figures come from
+///   CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and which reports
+///   256-320 MiB on these VMs).
+/// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
+///   instead: 4 MiB without figures, never below 1 MiB.
+fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
+    const FLOOR: usize = 1 << 20;
+    const FALLBACK: usize = 4 << 20;
+    let c = &cpu.caches;
+    let l3 = c.l3.filter(|&l3| l3 >= c.l2.unwrap_or(0));
+    if let (true, Some(false), Some(l2)) = (cpu.is_intel(), c.l3_inclusive, c.l2) {
+        return (l2.max(FLOOR), (2 * l2).max(FLOOR));
+    }
+    let copy = match (c.l2, l3) {
+        (Some(l2), Some(l3)) if l2 >= 1 << 20 => (l3 / 2).max(2 * l2),
+        (l2, Some(l3)) => (l3 / 4).max(2 * l2.unwrap_or(0)),
+        (Some(l2), None) => 2 * l2,
+        _ => FALLBACK,
+    }
+    .max(FLOOR);
+    (copy, copy)
+}
+
+/// The copy threshold the crate derives from `cpu` when nothing overrides it (see the rules
+/// on `default_thresholds` in `src/cpu/rules.rs`): the L2 size on Intel parts with a non-inclusive
+/// L3; else a quarter of one last-level cache instance (half of it with an L2 of 1 MiB or more,
+/// as on AMD Zen 4), at least twice the L2; never below 1 MiB, 4 MiB without cache figures.
+///
+/// ```
+/// let cpu = cachecopy::cpu();
+/// assert!(cachecopy::default_nt_threshold(&cpu) >= 1 << 20);
+/// ```
+pub fn default_nt_threshold(cpu: &Cpu) -> usize {
+    default_thresholds(cpu).0
+}
+
+/// The size from which `Temporal` fills use `rep stosb` when nothing overrides it.
+///
+/// - Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes whole
+///   lines without reading them for ownership; the vector loop ran 0.72-0.84x of glibc's
+///   `memset` (which uses `rep stosb`) from 16 KiB on the Intel Xeon VM
+///   (docs/machines/intel-xeon-f6m207.md).
+/// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold. On the Zen3 VM the vector
+///   loop is ahead below 12 MiB (2x at 4-16 KiB, the string store's start-up) and `rep stosb`
+///   from 16 MiB (docs/machines/amd-epyc-zen3.md).
+/// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`), with
+///   ERMS: from [`WORD_FILL_REP`] bytes, since the loop there stores 8 bytes at a time.
+/// - No ERMS, other architectures: never (`usize::MAX`).
+fn default_fill_rep(cpu: &Cpu) -> usize {
+    if !(cfg!(target_arch = "x86_64") && cpu.features.erms) {
+        usize::MAX
+    } else if cfg!(any(cachecopy_integer_only, not(target_feature = "sse2"))) {
+        WORD_FILL_REP
+    } else if cpu.is_intel() {
+        2 << 10
+    } else {
+        default_thresholds(cpu).1.saturating_mul(2)
+    }
+}
+
+/// The size from which `Temporal` copies use `rep movsb` when nothing overrides it.
+///
+/// - Intel with ERMS: 2 KiB (glibc: 2112 B on the Xeon VM). The vector loop ran 0.81-0.87x of
+///   glibc's `memcpy` into a cold destination from 16 KiB, and a bare `rep movsb` 0.99-1.04x
+///   from 4 KiB to 64 MiB (docs/machines/intel-xeon-f6m207.md): fast-string stores skip the
+///   read-for-ownership of lines they overwrite whole.
+/// - AMD: never. On Zen3 the vector loop beats glibc, and `rep movsb` slows down for some
+///   source and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen3
+///   and later).
+/// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
+fn default_rep_movsb(cpu: &Cpu) -> usize {
+    if cfg!(target_arch = "x86_64") && cpu.features.erms && cpu.is_intel() {
+        2 << 10
+    } else {
+        usize::MAX
+    }
+}
+
+/// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS). Measured on
+/// the Xeon VM (Ice Lake-class, ERMS+FSRM; interleaved medians, hot destination, word loop time
+/// ÷ `rep stosb` time): 0.72 at 256 B, 0.91 at 640 B, 1.10 at 768 B, 1.4-1.6 at 1 KiB, 4.8 at
+/// 4-16 KiB, 1.3-1.5 at 64 KiB-1 MiB, 1.06-1.29 at 4-64 MiB. Linux's `memset` uses it at every
+/// size on ERMS CPUs; glibc from 2 KiB against vector loops.
+const WORD_FILL_REP: usize = 1024;
