@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 
 use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
 use crate::backend::Kernels;
-use crate::engine::Engine;
+use crate::cpu::engine::Engine;
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
 use crate::thresholds::{fill_nt_threshold, nt_threshold};

@@ -88,18 +88,15 @@ mod testutil;
 mod thresholds;
 mod vector;
 
-// The per-CPU choice lives in `cpu/`; its two parts keep their short paths.
-use cpu::{engine, tune};
-
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
 pub use calibrate::{Calibration, EngineCheck, EngineTrial, Outcome, Point, Sweep};
+pub use cpu::engine::{Backend, Edges, Engine};
 pub use cpu::rules::default_nt_threshold;
 pub use cpu::tune::Tuning;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use dispatch::{engine, tuning};
-pub use engine::{Backend, Edges, Engine};
 pub use mode::{Mode, UnknownMode};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,

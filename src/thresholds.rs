@@ -4,7 +4,8 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::{dispatch, tune};
+use crate::cpu::tune;
+use crate::dispatch;
 
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) copies stream.
 ///

@@ -6,10 +6,10 @@
 //! nothing of tables, `kernel` is generic and knows nothing of backends, and dispatch picks a
 //! table from [`BACKENDS`] without knowing how it was made.
 
+pub use crate::cpu::engine::Backend;
+use crate::cpu::engine::{Edges, Engine};
 use crate::cpu::Features;
 use crate::cpu::FlushOp;
-pub use crate::engine::Backend;
-use crate::engine::{Edges, Engine};
 use crate::kernel::gather::Gather;
 
 pub(crate) mod store;
