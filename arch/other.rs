@@ -47,5 +47,6 @@ pub(crate) fn detect() -> Cpu {
         flush: FlushOp::Fence,
         vendor: Text::EMPTY,
         brand: Text::EMPTY,
+        family_model: None,
     }
 }

@@ -168,6 +168,7 @@ pub(crate) fn detect() -> Cpu {
             Text::new(implementer((m >> 24) as u8).as_bytes())
         }),
         brand: midr.map_or(Text::EMPTY, brand),
+        family_model: None,
     }
 }
 

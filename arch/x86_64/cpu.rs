@@ -23,6 +23,7 @@ pub(crate) fn detect() -> Cpu {
             flush: FlushOp::Fence,
             vendor: Text::new(b"miri"),
             brand: Text::EMPTY,
+            family_model: None,
         };
     }
     let id = CpuId::new();
@@ -75,6 +76,7 @@ pub(crate) fn detect() -> Cpu {
                 .map_or("", |b| b.as_str())
                 .as_bytes(),
         ),
+        family_model: basic.as_ref().map(|b| (b.family_id(), b.model_id())),
     }
 }
 

@@ -196,38 +196,88 @@ impl fmt::Display for Engine {
 pub(crate) type Reason = &'static str;
 
 /// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
+/// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more:
 ///
-/// - **AMD with AVX-512 (Zen 4)**: AVX2 for both jobs. On the Zen 4 VM (family 25 model 17)
-///   transmit frames (42-byte header, payload at offset 42, batched into a ring larger than the
-///   L3) took 94-95 ns per frame on the AVX-512 backend and 62 ns on AVX2, where a plain loop
-///   streaming the same lines took 55-63 ns; `examples/udp_tx` ran batched NonTemporal at
-///   0.64x of Temporal on AVX-512 and 1.21x on AVX2, and Temporal itself 12-25 % faster on AVX2.
-///   A byte-masked store into a line not in cache costs about 25 ns more than ordinary stores
-///   there (issue 20's C probe; `docs/engine.md`, `docs/machines/`). 256-bit registers are
-///   Zen 4's native width (512-bit operations are split in two), so AVX2 gives up no bandwidth.
-/// - **Intel with AVX-512**: AVX-512 for both jobs, overlapping edges. On the Intel Xeon VM
-///   (family 6 model 207) a masked store into a cold line cost 3-5x the overlapping unmasked
-///   pair (`examples/store_probe`, table A), and whole frames built with masked edges ran
-///   slower than with overlapping ones (table B); the 512-bit bodies run at least as fast as
-///   256-bit ones there (docs/engine.md).
-/// - **Everything else**: the widest backend, overlapping edges: both AVX-512 CPUs measured lost
-///   with masked edges, and no other register set has them.
+/// - **AMD family 25 with AVX-512 (Zen 4; every family-25 part with AVX-512 is Zen 4)**: AVX2
+///   for both jobs. On the Zen 4 VM (family 25 model 17) transmit frames (42-byte header,
+///   payload at offset 42, batched into a ring larger than the L3) took 94-95 ns per frame on
+///   the AVX-512 backend and 62 ns on AVX2, where a plain loop streaming the same lines took
+///   55-63 ns; `examples/udp_tx` ran batched NonTemporal at 0.64x of Temporal on AVX-512 and
+///   1.21x on AVX2, and Temporal itself 12-25 % faster on AVX2. A byte-masked store into a line
+///   not in cache costs about 25 ns more than ordinary stores there (issue 20's C probe;
+///   `docs/engine.md`, `docs/machines/`). 256-bit registers are Zen 4's native width (512-bit
+///   operations are split in two), so AVX2 gives up no bandwidth.
+/// - **Intel family 6 model 207 (Emerald Rapids class)**: AVX-512 for both jobs, overlapping
+///   edges. On the Intel Xeon VM (family 6 model 207) a masked store into a cold line cost 3-5x
+///   the overlapping unmasked pair (`examples/store_probe`, table A), and whole frames built
+///   with masked edges ran slower than with overlapping ones (table B); the 512-bit bodies run
+///   at least as fast as 256-bit ones there (docs/engine.md).
+/// - **Any other CPU with AVX-512** (AMD Zen 5, family 26, with full-width 512-bit datapaths;
+///   other Intel models; other vendors): a stated default, backed by no run here: the widest
+///   backend with overlapping edges (both AVX-512 CPUs measured lost with masked edges). The
+///   reason says so, the report prints it, and `calibrate()` (whose engine check compares every
+///   register set on frames) is what decides there.
+/// - **Everything else**: the widest backend, overlapping edges (no other register set has
+///   byte masks).
 pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
-    let avx512 = widest == Backend::Avx512;
-    if avx512 && cpu.vendor() == "AuthenticAMD" {
+    let overlap = |b| Engine::new(b, b, Edges::Overlap);
+    if widest != Backend::Avx512 {
         return (
-            Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap),
-            "AMD with AVX-512 (Zen 4): 256-bit bodies, overlapping edges (docs/engine.md)",
+            overlap(widest),
+            "the widest backend, overlapping edges (docs/engine.md)",
         );
     }
-    if avx512 && cpu.is_intel() {
-        return (
-            Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap),
-            "Intel with AVX-512: 512-bit bodies, overlapping edges (docs/engine.md)",
-        );
+    match (cpu.vendor(), cpu.family_model) {
+        ("AuthenticAMD", Some((25, _))) => (
+            overlap(Backend::Avx2),
+            "AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17): 256-bit bodies, \
+             overlapping edges (docs/engine.md)",
+        ),
+        ("GenuineIntel", Some((6, 207))) => (
+            overlap(Backend::Avx512),
+            "Intel family 6 model 207 (run: family 6 model 207): 512-bit bodies, overlapping \
+             edges (docs/engine.md)",
+        ),
+        _ => (
+            overlap(Backend::Avx512),
+            "AVX-512 on a CPU no run here covers: 512-bit bodies, overlapping edges by default; \
+             no run here backs it, calibrate() decides (docs/engine.md)",
+        ),
     }
-    (
-        Engine::new(widest, widest, Edges::Overlap),
-        "the widest backend, overlapping edges (docs/engine.md)",
-    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::Text;
+
+    #[test]
+    fn each_avx512_rule_covers_only_the_cpus_its_runs_measured() {
+        let cpu = |vendor: &[u8], family_model| Cpu {
+            vendor: Text::new(vendor),
+            family_model,
+            ..crate::arch::detect()
+        };
+        let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
+        let avx2 = Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap);
+        for (vendor, fm, want, backed) in [
+            (&b"AuthenticAMD"[..], Some((25, 17)), avx2, true),
+            (b"AuthenticAMD", Some((25, 97)), avx2, true),
+            (b"AuthenticAMD", Some((26, 2)), avx512, false),
+            (b"GenuineIntel", Some((6, 207)), avx512, true),
+            (b"GenuineIntel", Some((6, 143)), avx512, false),
+            (b"HygonGenuine", Some((24, 0)), avx512, false),
+        ] {
+            let (e, why) = rule(&cpu(vendor, fm), Backend::Avx512);
+            assert_eq!(e, want, "{fm:?}: {why}");
+            assert_eq!(
+                !why.contains("no run here backs it"),
+                backed,
+                "{fm:?}: {why}"
+            );
+        }
+        // Without AVX-512 the family does not matter: the widest backend.
+        let (e, _) = rule(&cpu(b"AuthenticAMD", Some((25, 1))), Backend::Avx2);
+        assert_eq!(e, avx2);
+    }
 }

@@ -129,6 +129,9 @@ pub struct Cpu {
     pub flush: FlushOp,
     pub(crate) vendor: Text<16>,
     pub(crate) brand: Text<48>,
+    /// x86 CPUID family and model (extended fields folded in, as `lscpu` prints them), which
+    /// the engine's rules key on; `None` elsewhere.
+    pub(crate) family_model: Option<(u8, u8)>,
 }
 
 impl Cpu {
