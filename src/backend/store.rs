@@ -38,124 +38,76 @@ impl Store {
     }
 }
 
-/// Copies with `store`'s entry of `k`, fenced.
-///
-/// # Safety
-/// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-pub(crate) unsafe fn copy_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.copy_nontemporal)(dst, src, len),
-            Store::Flush(op) => (k.copy_flush)(dst, src, len, op),
+/// One function per operation that runs `store`'s entry of a table: `$name(k, args.., store)`
+/// calls `k.$temporal`, `k.$stream` or `k.$flush` (the latter with the flush op appended).
+macro_rules! by_store {
+    ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?
+        = $($t:ident).+ | $($nt:ident).+ | $($fl:ident).+) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) unsafe fn $name(k: &Kernels, $($arg: $ty,)* store: Store) $(-> $ret)? {
+            // SAFETY: forwarded contract.
+            unsafe {
+                match store {
+                    Store::Temporal => (k.$($t).+)($($arg),*),
+                    Store::NonTemporal => (k.$($nt).+)($($arg),*),
+                    Store::Flush(op) => (k.$($fl).+)($($arg,)* op),
+                }
+            }
         }
-    }
+    };
 }
 
-/// Fills with `store`'s entry of `k`, fenced.
-///
-/// # Safety
-/// `fill_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-pub(crate) unsafe fn fill_on(k: &Kernels, dst: *mut u8, byte: u8, len: usize, store: Store) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.fill_temporal)(dst, byte, len),
-            Store::NonTemporal => (k.fill_nontemporal)(dst, byte, len),
-            Store::Flush(op) => (k.fill_flush)(dst, byte, len, op),
-        }
-    }
+by_store! {
+    /// Copies with `store`'s entry of `k`, fenced.
+    ///
+    /// # Safety
+    /// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
+    copy_on(dst: *mut u8, src: *const u8, len: usize) = copy_temporal | copy_nontemporal | copy_flush
 }
 
-/// Copies and sums with `store`'s entry of `k`, fenced; returns the sum folded to 16 bits.
-///
-/// # Safety
-/// `csum_and_copy_raw`'s contract; `k` runs on this CPU (and `Store::Flush`'s op).
-#[inline(always)]
-pub(crate) unsafe fn csum_copy_on(
-    k: &Kernels,
-    dst: *mut u8,
-    src: *const u8,
-    len: usize,
-    store: Store,
-) -> u32 {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.csum_copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.csum_copy_nontemporal)(dst, src, len),
-            Store::Flush(op) => (k.csum_copy_flush)(dst, src, len, op),
-        }
-    }
+by_store! {
+    /// Fills with `store`'s entry of `k`, fenced.
+    ///
+    /// # Safety
+    /// `fill_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
+    fill_on(dst: *mut u8, byte: u8, len: usize) = fill_temporal | fill_nontemporal | fill_flush
 }
 
-/// The unfenced form of [`copy_on`]: streamed and flushed stores are left for the caller's
-/// [`Store::fence`].
-///
-/// # Safety
-/// As [`copy_on`]; the caller runs `store.fence()` on this thread before the bytes are read by
-/// anyone else or the destination is handed to safe code.
-#[inline(always)]
-pub(crate) unsafe fn copy_unfenced_on(
-    k: &Kernels,
-    dst: *mut u8,
-    src: *const u8,
-    len: usize,
-    store: Store,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.iter.copy_stream)(dst, src, len),
-            Store::Flush(op) => (k.iter.copy_flush)(dst, src, len, op),
-        }
-    }
+by_store! {
+    /// Copies and sums with `store`'s entry of `k`, fenced; returns the sum folded to 16 bits.
+    ///
+    /// # Safety
+    /// `csum_and_copy_raw`'s contract; `k` runs on this CPU (and `Store::Flush`'s op).
+    csum_copy_on(dst: *mut u8, src: *const u8, len: usize) -> u32
+        = csum_copy_temporal | csum_copy_nontemporal | csum_copy_flush
 }
 
-/// The unfenced form of [`fill_on`].
-///
-/// # Safety
-/// As [`copy_unfenced_on`].
-#[inline(always)]
-pub(crate) unsafe fn fill_unfenced_on(
-    k: &Kernels,
-    dst: *mut u8,
-    byte: u8,
-    len: usize,
-    store: Store,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.fill_temporal)(dst, byte, len),
-            Store::NonTemporal => (k.iter.fill_stream)(dst, byte, len),
-            Store::Flush(op) => (k.iter.fill_flush)(dst, byte, len, op),
-        }
-    }
+by_store! {
+    /// The unfenced form of [`copy_on`]: streamed and flushed stores are left for the caller's
+    /// [`Store::fence`].
+    ///
+    /// # Safety
+    /// As [`copy_on`]; the caller runs `store.fence()` on this thread before the bytes are read
+    /// by anyone else or the destination is handed to safe code.
+    copy_unfenced_on(dst: *mut u8, src: *const u8, len: usize)
+        = copy_temporal | iter.copy_stream | iter.copy_flush
 }
 
-/// The unfenced form of [`csum_copy_on`].
-///
-/// # Safety
-/// As [`copy_unfenced_on`].
-#[inline(always)]
-pub(crate) unsafe fn csum_copy_unfenced_on(
-    k: &Kernels,
-    dst: *mut u8,
-    src: *const u8,
-    len: usize,
-    store: Store,
-) -> u32 {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match store {
-            Store::Temporal => (k.csum_copy_temporal)(dst, src, len),
-            Store::NonTemporal => (k.iter.csum_copy_stream)(dst, src, len),
-            Store::Flush(op) => (k.iter.csum_copy_flush)(dst, src, len, op),
-        }
-    }
+by_store! {
+    /// The unfenced form of [`fill_on`].
+    ///
+    /// # Safety
+    /// As [`copy_unfenced_on`].
+    fill_unfenced_on(dst: *mut u8, byte: u8, len: usize)
+        = fill_temporal | iter.fill_stream | iter.fill_flush
+}
+
+by_store! {
+    /// The unfenced form of [`csum_copy_on`].
+    ///
+    /// # Safety
+    /// As [`copy_unfenced_on`].
+    csum_copy_unfenced_on(dst: *mut u8, src: *const u8, len: usize) -> u32
+        = csum_copy_temporal | iter.csum_copy_stream | iter.csum_copy_flush
 }
