@@ -65,10 +65,19 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-// Layers, each using only those above it in this list: vocabulary (`vector`, `cpu`) <- the
-// per-ISA leaves (`arch`) <- tunables (`tune`) <- the algorithms (`kernel`) <- the backend table
-// (`backend`) <- dispatch <- the public API (`mode`, `thresholds`, this file, `iter`, `net`,
-// `page`, `policy`).
+// Layers, each using only those above it in this list (docs/layout.md):
+// - vocabulary: `vector` (registers), `cpu/` (what the CPU has, and the per-CPU choice: the
+//   engine, the built-in rules, the one record `cpu::tune::Tuning` and its parser);
+// - the per-ISA leaves (`arch`);
+// - the algorithms (`kernel/`);
+// - the backend table and the store-kind -> entry mapping (`backend/`);
+// - calibration (`calibrate/`): measures on tables and returns a record;
+// - dispatch: detects, builds the record, publishes it beside the table, installs a
+//   calibration's record;
+// - the public API (`mode`, `thresholds`, `policy`, this file, `iter/`, `net/`, `page/`,
+//   `batch`). Two arrows inside it are kept on purpose: this file re-exports `batch`'s names
+//   (the crate's face), and `iter` counts pages with `page::size` (a leaf kept in `page/` so
+//   cursors and page walks share one page size without `iter` depending on the walks).
 #[path = "../arch/mod.rs"]
 mod arch;
 mod backend;

@@ -82,6 +82,7 @@ fn child_prints_thresholds() {
     let t = getters();
     println!("thresholds: {} {} {} {}", t[0], t[1], t[2], t[3]);
     println!("engine: {}", cachecopy::engine());
+    println!("tuning: {}", cachecopy::tuning());
 }
 
 const M: usize = 1 << 20;
@@ -227,4 +228,45 @@ fn an_individual_variable_wins_over_its_field() {
         ("CACHECOPY_NT_THRESHOLD", "777"),
     ]);
     assert_eq!(got[..3], [777, 777, 4 * K]);
+}
+
+/// The record's line in a child run with `env`, and its stderr.
+fn child_tuning(env: &[(&str, &str)]) -> (String, String) {
+    let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_prints_thresholds",
+        "--nocapture",
+    ]);
+    for k in VARS {
+        cmd.env_remove(k);
+    }
+    let out = cmd.envs(env.iter().copied()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.rsplit_once("tuning: ").map(|(_, v)| v.to_string()))
+        .unwrap_or_else(|| panic!("no tuning line:\n{stdout}"));
+    (line, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes")]
+fn the_records_line_sets_every_choice_again() {
+    // The built-in record, printed whole, reads back as itself with no warning.
+    let (builtin, _) = child_tuning(&[]);
+    assert!(builtin.starts_with("nt="), "{builtin}");
+    let (again, err) = child_tuning(&[("CACHECOPY_TUNE", &builtin)]);
+    assert_eq!(again, builtin);
+    assert_eq!(err, "");
+    // Every field is set by the line; the flush instruction too ("fence only" runs anywhere).
+    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only");
+    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &line)]);
+    assert!(got.starts_with("nt=4M,"), "{got}");
+    assert!(
+        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only"),
+        "{got}"
+    );
+    assert_eq!(err, "");
 }

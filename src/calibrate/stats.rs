@@ -7,6 +7,11 @@ use super::result::{Outcome, Point};
 pub(super) const MAX_ROUNDS: u32 = 9;
 /// A size whose median is within this of parity after five rounds is a tie (no more rounds).
 pub(super) const TIE: f64 = 0.03;
+/// A size whose median is within this of parity is near it: two rounds that happen to agree
+/// say little there (a 2-0 sign test is what one round in four of a true tie shows), so its
+/// sign test asks for two more wins (4-0, 6-1, 8-2). This is what keeps ten calibrations in a
+/// row from reading a near-tie as a win in some and a loss in others.
+pub(super) const NEAR: f64 = 0.10;
 
 /// What a sweep does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +26,8 @@ pub(super) enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Side {
     /// The candidate wins: of `n` rounds it won `k` and lost `m` with `k >= 2 + 2m` (2-0,
-    /// 4-1, 6-2, 8-3): one preempted round either way is outvoted.
+    /// 4-1, 6-2, 8-3): one preempted round either way is outvoted; with a median within
+    /// [`NEAR`] of parity, `k >= 4 + 2m`.
     Win,
     /// The candidate loses, by the same test.
     Lose,
@@ -34,9 +40,10 @@ pub(super) enum Side {
 
 pub(super) fn side(p: &Point) -> Side {
     let (w, l) = (p.wins, p.rounds - p.wins);
-    if w >= 2 + 2 * l {
+    let margin = if (p.ratio - 1.0).abs() < NEAR { 4 } else { 2 };
+    if w >= margin + 2 * l {
         Side::Win
-    } else if l >= 2 + 2 * w {
+    } else if l >= margin + 2 * w {
         Side::Lose
     } else if p.rounds >= MAX_ROUNDS || (p.rounds >= 5 && (p.ratio - 1.0).abs() < TIE) {
         Side::Tie
@@ -46,10 +53,12 @@ pub(super) fn side(p: &Point) -> Side {
 }
 
 /// The next step of a sweep over `pts` (smallest size first). The answer is the lowest size
-/// `c` of the tail where the candidate does not lose: from the largest size down, the sizes
-/// that win or tie (an open size counts while its median is at least 1, an unmeasured one
-/// counts). `c` and the size above it must be settled, one size of the tail must win, and the
-/// size below `c` must lose or tie (or `c` is the smallest size tried). Until then, the first
+/// `c` that wins in the tail where the candidate does not lose: from the largest size down,
+/// the sizes that win or tie (an open size counts while its median is at least 1, an
+/// unmeasured one counts); ties at the bottom of that tail do not lower it (where it does not
+/// matter which way a size goes, the answer stays at the first size that wins, so runs that
+/// see the tie a little either side of parity agree). `c` and the size above it must be
+/// settled, and the size below `c` must lose or tie (or `c` is the smallest size tried). Until then, the first
 /// of these still open gets another round. So sizes are first measured upwards, one round
 /// each, until two of them hold; sizes above the two that settle the answer are never
 /// measured (streaming's lead grows with the size on every machine measured: docs/machines/).
@@ -88,6 +97,18 @@ pub(super) fn decide(pts: &[Point], never_wins: Option<usize>) -> Step {
             Some(j) => Step::Measure(c + j),
             None => Step::Done(None, Outcome::Noisy),
         };
+    }
+    // Ties at the bottom of the tail leave the answer at the first size that wins (one
+    // exists above: checked), backed by the size above it.
+    let mut c = c;
+    while side(&pts[c]) == Side::Tie {
+        c += 1;
+        if open(c) {
+            return Step::Measure(c);
+        }
+    }
+    if c < top && open(c + 1) {
+        return Step::Measure(c + 1);
     }
     if c > 0 && open(c - 1) {
         return Step::Measure(c - 1);

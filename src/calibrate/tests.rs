@@ -33,14 +33,28 @@ fn a_sign_test_settles_each_size() {
         rounds,
         wins,
     };
-    assert_eq!(side(&p(1, 1, 1.5)), Side::Open);
-    assert_eq!(side(&p(2, 2, 1.5)), Side::Win);
-    assert_eq!(side(&p(2, 0, 0.5)), Side::Lose);
-    assert_eq!(side(&p(3, 2, 1.1)), Side::Open);
-    assert_eq!(side(&p(5, 4, 1.1)), Side::Win);
-    assert_eq!(side(&p(5, 3, 1.01)), Side::Tie);
-    assert_eq!(side(&p(5, 3, 1.2)), Side::Open);
-    assert_eq!(side(&p(9, 5, 1.2)), Side::Tie);
+    use Side::*;
+    for (rounds, wins, ratio, want) in [
+        (1, 1, 1.5, Open),
+        (2, 2, 1.5, Win),
+        (2, 0, 0.5, Lose),
+        (3, 2, 1.1, Open),
+        (5, 4, 1.1, Win),
+        (5, 3, 1.01, Tie),
+        (5, 3, 1.2, Open),
+        (9, 5, 1.2, Tie),
+        // Near parity two agreeing rounds are not enough: four are.
+        (2, 2, 1.05, Open),
+        (2, 0, 0.95, Open),
+        (4, 4, 1.05, Win),
+        (4, 0, 0.95, Lose),
+    ] {
+        assert_eq!(
+            side(&p(rounds, wins, ratio)),
+            want,
+            "{rounds} {wins} {ratio}"
+        );
+    }
 }
 
 #[test]
@@ -73,8 +87,12 @@ fn rounds_go_where_the_answer_is_open() {
         ..pts(&[(2, 0, 0.7)])[0]
     };
     assert_eq!(decide(&t, None), Done(Some(4), Outcome::Decided));
-    // A tie joins the tail (streaming is no slower there).
+    // A tie below the first win does not lower the answer (streaming is no slower there, but
+    // which way a near-tie reads changes from run to run; the first win does not).
     let t = pts(&[(2, 0, 0.5), (9, 5, 1.01), (2, 2, 1.3), (2, 2, 1.4)]);
+    assert_eq!(decide(&t, None), Done(Some(4), Outcome::Decided));
+    // A tie between wins stays in the tail.
+    let t = pts(&[(2, 0, 0.5), (2, 2, 1.3), (9, 5, 1.01), (2, 2, 1.4)]);
     assert_eq!(decide(&t, None), Done(Some(2), Outcome::Decided));
     // Winning from the smallest size: that size.
     let t = pts(&[(2, 2, 1.4), (2, 2, 1.2), (1, 1, 1.6)]);

@@ -256,56 +256,49 @@ pub(crate) const STREAM: usize = 5;
 #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
 pub(crate) const EDGES: usize = 7;
 
+/// A size row of [`FIELDS`]: `size!(name, its variable, the record's field, var_also)`.
+macro_rules! size {
+    ($name:literal, $var:literal, $field:ident, $also:expr) => {
+        Field {
+            name: $name,
+            var: Some($var),
+            var_also: $also,
+            kind: Kind::Size,
+            set: |t, v| t.$field = v.size(),
+            get: Some(|t| Value::Size(t.$field)),
+        }
+    };
+}
+
+/// A backend row of [`FIELDS`]: `backend!(name, the engine's field)`.
+macro_rules! backend {
+    ($name:literal, $job:ident) => {
+        Field {
+            name: $name,
+            var: None,
+            var_also: None,
+            kind: Kind::Backend,
+            set: |t, v| t.engine.$job = v.backend(t.engine.$job),
+            get: Some(|t| Value::Backend(t.engine.$job)),
+        }
+    };
+}
+
 /// Every tunable, in the order the line is written.
 pub(crate) static FIELDS: [Field; 9] = [
-    Field {
-        name: "nt",
-        var: Some(c"CACHECOPY_NT_THRESHOLD"),
-        var_also: Some(FILL),
-        kind: Kind::Size,
-        set: |t, v| t.nt = v.size(),
-        get: Some(|t| Value::Size(t.nt)),
-    },
-    Field {
-        name: "fill_nt",
-        var: Some(c"CACHECOPY_FILL_NT_THRESHOLD"),
-        var_also: None,
-        kind: Kind::Size,
-        set: |t, v| t.fill_nt = v.size(),
-        get: Some(|t| Value::Size(t.fill_nt)),
-    },
-    Field {
-        name: "rep_movsb",
-        var: Some(c"CACHECOPY_REP_MOVSB_THRESHOLD"),
-        var_also: None,
-        kind: Kind::Size,
-        set: |t, v| t.rep_movsb = v.size(),
-        get: Some(|t| Value::Size(t.rep_movsb)),
-    },
-    Field {
-        name: "fill_rep",
-        var: Some(c"CACHECOPY_FILL_REP_THRESHOLD"),
-        var_also: None,
-        kind: Kind::Size,
-        set: |t, v| t.fill_rep = v.size(),
-        get: Some(|t| Value::Size(t.fill_rep)),
-    },
-    Field {
-        name: "temporal",
-        var: None,
-        var_also: None,
-        kind: Kind::Backend,
-        set: |t, v| t.engine.temporal = v.backend(t.engine.temporal),
-        get: Some(|t| Value::Backend(t.engine.temporal)),
-    },
-    Field {
-        name: "stream",
-        var: None,
-        var_also: None,
-        kind: Kind::Backend,
-        set: |t, v| t.engine.stream = v.backend(t.engine.stream),
-        get: Some(|t| Value::Backend(t.engine.stream)),
-    },
+    size!("nt", c"CACHECOPY_NT_THRESHOLD", nt, Some(FILL)),
+    size!("fill_nt", c"CACHECOPY_FILL_NT_THRESHOLD", fill_nt, None),
+    size!(
+        "rep_movsb",
+        c"CACHECOPY_REP_MOVSB_THRESHOLD",
+        rep_movsb,
+        None
+    ),
+    size!("fill_rep", c"CACHECOPY_FILL_REP_THRESHOLD", fill_rep, None),
+    backend!("temporal", temporal),
+    backend!("stream", stream),
+    // Both jobs; not written (`temporal` and `stream` say it). `CACHECOPY_BACKEND` is its
+    // variable.
     Field {
         name: "body",
         var: Some(c"CACHECOPY_BACKEND"),
@@ -322,11 +315,7 @@ pub(crate) static FIELDS: [Field; 9] = [
         var: None,
         var_also: None,
         kind: Kind::Edges,
-        set: |t, v| {
-            if let Value::Edges(e) = v {
-                t.engine.edges = e;
-            }
-        },
+        set: |t, v| t.engine.edges = v.edges(t.engine.edges),
         get: Some(|t| Value::Edges(t.engine.edges)),
     },
     Field {
@@ -334,11 +323,7 @@ pub(crate) static FIELDS: [Field; 9] = [
         var: None,
         var_also: None,
         kind: Kind::Flush,
-        set: |t, v| {
-            if let Value::Flush(op) = v {
-                t.flush = op;
-            }
-        },
+        set: |t, v| t.flush = v.flush(t.flush),
         get: Some(|t| Value::Flush(t.flush)),
     },
 ];
@@ -362,6 +347,22 @@ impl Value {
     fn backend(self, keep: Backend) -> Backend {
         match self {
             Value::Backend(b) => b,
+            _ => keep,
+        }
+    }
+
+    /// The edge store, or `keep`.
+    fn edges(self, keep: Edges) -> Edges {
+        match self {
+            Value::Edges(e) => e,
+            _ => keep,
+        }
+    }
+
+    /// The flush instruction, or `keep`.
+    fn flush(self, keep: FlushOp) -> FlushOp {
+        match self {
+            Value::Flush(op) => op,
             _ => keep,
         }
     }
