@@ -450,14 +450,10 @@ mod probe {
 
     /// Table C: whole copies per engine and mode, cold destination at a 24-byte offset.
     fn engines_table(llc: usize, rounds: usize) {
-        use cachecopy::{Backend, Engine, Mode};
+        use cachecopy::{Engine, Mode};
         use cachecopy_arena::{Arena, Dest};
         const OFFSET: usize = 24;
-        let engines: Vec<Engine> = Engine::supported()
-            .iter()
-            .copied()
-            .filter(|e| e.temporal == e.stream && e.stream != Backend::Generic)
-            .collect();
+        let engines: Vec<Engine> = Engine::candidates().collect();
         let sizes = [64usize, 256, 1024, 4096, 64 << 10, 1 << 20];
         let src: Vec<u8> = (0..(1 << 20) + 64).map(|i| (i * 5 + 1) as u8).collect();
         let mut arena = Arena::new(Some(llc), (1 << 20) + OFFSET);

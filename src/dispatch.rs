@@ -75,6 +75,19 @@ impl Engine {
         engine::rule(cpu, BACKENDS[n - 1].engine.stream)
     }
 
+    /// The engines worth comparing on this CPU (the report's section 7b, `calibrate()`'s
+    /// engine check, `examples/store_probe`): each vector register set it runs alone, AVX-512
+    /// with either edge store. The word backend is left out (no vector stores).
+    ///
+    /// ```
+    /// let c: Vec<_> = cachecopy::Engine::candidates().collect();
+    /// assert!(c.iter().all(|e| e.temporal == e.stream && cachecopy::Engine::supported().contains(e)));
+    /// ```
+    pub fn candidates() -> impl Iterator<Item = Engine> {
+        active();
+        engine::candidates(&NAMES[..SUPPORTED.load(Ordering::Relaxed)])
+    }
+
     /// Every engine this CPU runs: each pair of supported backends for the two jobs, with each
     /// edge store that differs (AVX-512: masked and overlapping). For tests and comparisons.
     pub fn supported() -> &'static [Engine] {

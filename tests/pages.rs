@@ -6,6 +6,8 @@ use cachecopy::page::{
 };
 #[macro_use]
 mod common;
+#[path = "model/frags.rs"]
+mod model;
 use common::{all_bytes, periodic};
 use quickcheck::{Arbitrary, Gen};
 use quickcheck_macros::quickcheck;
@@ -39,46 +41,9 @@ fn build<L: CompoundLookup, const N: usize>(
     (out, b.stats())
 }
 
-/// The model: one lookup per base page, written plainly.
+/// The model (`tests/model/frags.rs`, shared with the fuzz target): one lookup per base page.
 fn naive<L: CompoundLookup>(lookup: &L, max: usize, ranges: &[(usize, usize)]) -> (Out, usize) {
-    let ps = page_size();
-    let (mut frags, mut batches, mut lookups, mut built) = (Vec::<Frag>::new(), Vec::new(), 0, 0);
-    let mut error = None;
-    'outer: for &(addr, len) in ranges {
-        let mut a = addr;
-        while a < addr + len {
-            let n = (ps - a % ps).min(addr + len - a);
-            lookups += 1;
-            let c = match lookup.compound(Page::containing(a)) {
-                Ok(c) => c,
-                Err(e) => {
-                    error = Some(e);
-                    break 'outer;
-                }
-            };
-            let off = a - c.head().addr();
-            let full = frags.len() == max;
-            match frags.last_mut() {
-                Some(f) if f.head == c.head() && f.offset + f.len == off => f.len += n,
-                _ if full => break 'outer,
-                _ => frags.push(Frag {
-                    head: c.head(),
-                    offset: off,
-                    len: n,
-                }),
-            }
-            match batches.last_mut() {
-                Some((h, k)) if *h == c.head() => *k += 1,
-                _ => batches.push((c.head(), 1)),
-            }
-            built += n;
-            a += n;
-        }
-    }
-    let result = match error {
-        None => Ok(built),
-        Some(cause) => Err(cachecopy::page::FragError { built, cause }),
-    };
+    let (frags, batches, result, lookups) = model::naive(lookup, max, ranges);
     (
         Out {
             frags,
@@ -232,19 +197,15 @@ impl Arbitrary for Layout {
     fn arbitrary(g: &mut Gen) -> Self {
         let ps = page_size();
         let pages = 1 + usize::arbitrary(g) % 600;
-        let mut meta = Vec::with_capacity(pages);
-        while meta.len() < pages {
-            let i = meta.len();
-            // The largest naturally aligned order that fits, then a random one up to it.
-            let fit = (0..=9u8)
-                .filter(|&o| i % (1 << o) == 0 && i + (1 << o) <= pages)
-                .max()
-                .unwrap();
+        // The largest naturally aligned order that fits, or a random one up to it.
+        let meta = model::compound_table(pages, 9, |fit| {
             let order = u8::arbitrary(g) % (fit + 1);
-            let order = if bool::arbitrary(g) { order } else { fit };
-            meta.push(PageLink::Head { order });
-            meta.extend((1..1usize << order).map(|_| PageLink::Tail { head: i }));
-        }
+            if bool::arbitrary(g) {
+                order
+            } else {
+                fit
+            }
+        });
         let span = pages * ps;
         let mut prev_end = 0;
         let ranges = (0..usize::arbitrary(g) % 8)

@@ -43,8 +43,9 @@ fn child(env: &[(&str, &str)]) -> (Thresholds, String) {
     (t, err)
 }
 
-/// As [`child`], with the engine the child ran (`cachecopy::engine()`, as it prints).
-fn child_engine(env: &[(&str, &str)]) -> (Thresholds, String, String) {
+/// Runs the child with `env` (and no other `CACHECOPY_*` variable); returns its stdout and
+/// stderr.
+fn run_child(env: &[(&str, &str)]) -> (String, String) {
     let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
     cmd.args([
         "--ignored",
@@ -57,9 +58,15 @@ fn child_engine(env: &[(&str, &str)]) -> (Thresholds, String, String) {
         cmd.env_remove(k);
     }
     let out = cmd.envs(env.iter().copied()).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "child failed:\n{stdout}\n{err}");
+    (stdout, err)
+}
+
+/// As [`child`], with the engine the child ran (`cachecopy::engine()`, as it prints).
+fn child_engine(env: &[(&str, &str)]) -> (Thresholds, String, String) {
+    let (stdout, err) = run_child(env);
     let line = stdout
         .lines()
         .find_map(|l| l.rsplit_once("thresholds: ").map(|(_, v)| v))
@@ -232,23 +239,12 @@ fn an_individual_variable_wins_over_its_field() {
 
 /// The record's line in a child run with `env`, and its stderr.
 fn child_tuning(env: &[(&str, &str)]) -> (String, String) {
-    let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
-    cmd.args([
-        "--ignored",
-        "--exact",
-        "child_prints_thresholds",
-        "--nocapture",
-    ]);
-    for k in VARS {
-        cmd.env_remove(k);
-    }
-    let out = cmd.envs(env.iter().copied()).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, err) = run_child(env);
     let line = stdout
         .lines()
         .find_map(|l| l.rsplit_once("tuning: ").map(|(_, v)| v.to_string()))
         .unwrap_or_else(|| panic!("no tuning line:\n{stdout}"));
-    (line, String::from_utf8_lossy(&out.stderr).into_owned())
+    (line, err)
 }
 
 #[test]

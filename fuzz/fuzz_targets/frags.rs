@@ -5,9 +5,7 @@
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
-use cachecopy::page::{
-    page_size, CompoundLookup, Frag, FragBuilder, FragError, Frags, Page, PageLink, PageTable,
-};
+use cachecopy::page::{page_size, CompoundLookup, FragBuilder, Frags, PageLink, PageTable};
 use libfuzzer_sys::fuzz_target;
 
 const BASE: usize = 1 << 36;
@@ -22,17 +20,7 @@ impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let ps = page_size();
         let pages = u.int_in_range(1..=2048usize)?;
-        let mut meta = Vec::with_capacity(pages);
-        while meta.len() < pages {
-            let i = meta.len();
-            let fit = (0..=10u8)
-                .filter(|&o| i % (1 << o) == 0 && i + (1 << o) <= pages)
-                .max()
-                .unwrap();
-            let order = u.int_in_range(0..=fit)?;
-            meta.push(PageLink::Head { order });
-            meta.extend((1..1usize << order).map(|_| PageLink::Tail { head: i }));
-        }
+        let meta = compound_table(pages, 10, |fit| u.int_in_range(0..=fit).unwrap_or(0));
         // Ranges may run past the table, to reach the lookup error path.
         let span = (pages + 2) * ps;
         let mut ranges = Vec::new();
@@ -47,45 +35,9 @@ impl<'a> Arbitrary<'a> for Case {
     }
 }
 
-type Outcome = (Vec<Frag>, Vec<(Page, usize)>, Result<usize, FragError>, usize);
-
-fn naive<L: CompoundLookup>(lookup: &L, max: usize, ranges: &[(usize, usize)]) -> Outcome {
-    let ps = page_size();
-    let (mut frags, mut batches, mut lookups, mut built) = (Vec::<Frag>::new(), Vec::new(), 0, 0);
-    let mut error = None;
-    'outer: for &(addr, len) in ranges {
-        let mut a = addr;
-        while a < addr + len {
-            let n = (ps - a % ps).min(addr + len - a);
-            lookups += 1;
-            let c = match lookup.compound(Page::containing(a)) {
-                Ok(c) => c,
-                Err(e) => {
-                    error = Some(e);
-                    break 'outer;
-                }
-            };
-            let off = a - c.head().addr();
-            let full = frags.len() == max;
-            match frags.last_mut() {
-                Some(f) if f.head == c.head() && f.offset + f.len == off => f.len += n,
-                _ if full => break 'outer,
-                _ => frags.push(Frag { head: c.head(), offset: off, len: n }),
-            }
-            match batches.last_mut() {
-                Some((h, k)) if *h == c.head() => *k += 1,
-                _ => batches.push((c.head(), 1)),
-            }
-            built += n;
-            a += n;
-        }
-    }
-    let result = match error {
-        None => Ok(built),
-        Some(cause) => Err(FragError { built, cause }),
-    };
-    (frags, batches, result, lookups)
-}
+#[path = "../../tests/model/frags.rs"]
+mod model;
+use model::{compound_table, naive, Outcome};
 
 fn ours<L: CompoundLookup>(lookup: &L, cache: bool, ranges: &[(usize, usize)]) -> Outcome {
     let mut b = FragBuilder::new(lookup).cache_heads(cache);

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use cachecopy::iter::{IoVec, Source};
-use cachecopy::{Backend, Engine, Mode};
+use cachecopy::{Engine, Mode};
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
 use crate::machine::Machine;
@@ -244,11 +244,7 @@ fn rings(machine: &Machine, tiny: bool) -> Vec<usize> {
 /// and the active engine if it mixes them. The word backend is left out (it has no vector
 /// stores; section 2 measures it).
 fn engines() -> Vec<Engine> {
-    let mut v: Vec<Engine> = Engine::supported()
-        .iter()
-        .copied()
-        .filter(|e| e.temporal == e.stream && e.stream != Backend::Generic)
-        .collect();
+    let mut v: Vec<Engine> = Engine::candidates().collect();
     if !v.contains(&cachecopy::engine()) {
         v.push(cachecopy::engine());
     }

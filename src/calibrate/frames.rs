@@ -31,13 +31,10 @@ pub(super) const ENGINE_FRAMES: usize = 64;
 pub(super) fn engine_candidates(cpu: &Cpu, rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
     out[0] = rule;
     let mut n = 1;
-    for &b in &NAMES[..backend::runnable(&cpu.features)] {
-        for edges in [Edges::Masked, Edges::Overlap] {
-            let e = Engine::new(b, b, edges);
-            if b != Backend::Generic && !out[..n].contains(&e) && n < MAX_ENGINES {
-                out[n] = e;
-                n += 1;
-            }
+    for e in engine::candidates(&NAMES[..backend::runnable(&cpu.features)]) {
+        if e != rule && n < MAX_ENGINES {
+            out[n] = e;
+            n += 1;
         }
     }
     n

@@ -34,21 +34,15 @@ fn a_sign_test_settles_each_size() {
         wins,
     };
     use Side::*;
-    for (rounds, wins, ratio, want) in [
-        (1, 1, 1.5, Open),
-        (2, 2, 1.5, Win),
-        (2, 0, 0.5, Lose),
-        (3, 2, 1.1, Open),
-        (5, 4, 1.1, Win),
-        (5, 3, 1.01, Tie),
-        (5, 3, 1.2, Open),
-        (9, 5, 1.2, Tie),
-        // Near parity two agreeing rounds are not enough: four are.
-        (2, 2, 1.05, Open),
-        (2, 0, 0.95, Open),
-        (4, 4, 1.05, Win),
-        (4, 0, 0.95, Lose),
-    ] {
+    // (rounds, wins, median, side); the last row: near parity two agreeing rounds are not
+    // enough, four are.
+    #[rustfmt::skip]
+    let table = [
+        (1, 1, 1.5, Open), (2, 2, 1.5, Win), (2, 0, 0.5, Lose), (3, 2, 1.1, Open),
+        (5, 4, 1.1, Win), (5, 3, 1.01, Tie), (5, 3, 1.2, Open), (9, 5, 1.2, Tie),
+        (2, 2, 1.05, Open), (2, 0, 0.95, Open), (4, 4, 1.05, Win), (4, 0, 0.95, Lose),
+    ];
+    for (rounds, wins, ratio, want) in table {
         assert_eq!(
             side(&p(rounds, wins, ratio)),
             want,

@@ -192,6 +192,21 @@ impl fmt::Display for Engine {
     }
 }
 
+/// The engines worth comparing on a CPU that runs the backends `runnable`: each vector
+/// register set alone, AVX-512 with either edge store. The word backend is left out: it has
+/// no vector stores and never wins (the report's section 2 measures it).
+pub(crate) fn candidates(runnable: &[Backend]) -> impl Iterator<Item = Engine> + '_ {
+    runnable
+        .iter()
+        .filter(|&&b| b != Backend::Generic)
+        .flat_map(|&b| {
+            let masked = Engine::new(b, b, Edges::Masked);
+            let overlap = Engine::new(b, b, Edges::Overlap);
+            [Some(masked), (overlap != masked).then_some(overlap)]
+        })
+        .flatten()
+}
+
 /// Why [`rule`] chose what it chose: one line per CPU family, with the run that justifies it.
 pub(crate) type Reason = &'static str;
 
