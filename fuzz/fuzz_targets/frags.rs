@@ -5,7 +5,7 @@
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
-use cachecopy::page::{page_size, CompoundLookup, FragBuilder, Frags, PageLink, PageTable};
+use cachecopy::page::{page_size, CompoundLookup, FragBuilder, Frags, Page, PageLink, PageTable};
 use libfuzzer_sys::fuzz_target;
 
 const BASE: usize = 1 << 36;
