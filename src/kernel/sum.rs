@@ -145,6 +145,107 @@ pub(crate) fn fold16(s: u64) -> u32 {
     (a + c as u16) as u32
 }
 
+/// Below this many bytes [`short`] sums (and copies) in general-purpose registers, inlined at
+/// the caller with no table between: `net::csum_partial`, `net::csum_and_copy` and the cursor
+/// steps take it before dispatch. An add-with-carry chain takes 8 bytes a cycle on every CPU
+/// in docs/machines (one `adc` per cycle since Broadwell and Zen 1); the vector loop needs its
+/// aligned head and four-register reduction before it pays, and the Zen 4 run behind issue 27
+/// measured it ahead of a plain word loop only from 256 bytes (docs/checksums.md).
+pub(crate) const SHORT: usize = 256;
+// Below `STREAM_MIN` every mode but flush-cache stores temporally, so a short fused copy is an
+// ordinary-store copy in every mode the callers take it for.
+const _: () = assert!(SHORT <= STREAM_MIN);
+
+/// `p[..k]`, `1 <= k <= 7`, handed to the sink and returned as the native-endian word whose
+/// memory image is those bytes followed by zeros; read and written with two overlapping 4- or
+/// 2-byte moves (or one byte) that stay inside `k` bytes.
+///
+/// # Safety
+/// `p..p + k` readable and the sink valid for `k` bytes at `off`.
+#[inline(always)]
+unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, off: usize, k: usize) -> u64 {
+    debug_assert!((1..8).contains(&k));
+    // SAFETY: each move is used only when `k` is at least its width, so it lies in `0..k`. The
+    // two overlapping reads agree on the bytes they share, so OR-ing them at their positions
+    // (little-endian numbering) rebuilds the `k` bytes.
+    let le = unsafe {
+        if k >= 4 {
+            let (lo, hi) = (
+                p.cast::<u32>().read_unaligned(),
+                p.add(k - 4).cast::<u32>().read_unaligned(),
+            );
+            dst.scalar(off, lo);
+            dst.scalar(off + k - 4, hi);
+            u32::from_le(lo) as u64 | (u32::from_le(hi) as u64) << (8 * (k - 4))
+        } else if k >= 2 {
+            let (lo, hi) = (
+                p.cast::<u16>().read_unaligned(),
+                p.add(k - 2).cast::<u16>().read_unaligned(),
+            );
+            dst.scalar(off, lo);
+            dst.scalar(off + k - 2, hi);
+            u16::from_le(lo) as u64 | (u16::from_le(hi) as u64) << (8 * (k - 2))
+        } else {
+            let b = *p;
+            dst.scalar(off, b);
+            b as u64
+        }
+    };
+    // The word whose bytes in memory are those, on either byte order.
+    u64::from_le(le)
+}
+
+/// The end-around sum of `len` bytes (any length; meant for `len < SHORT`) in general-purpose
+/// registers, each 8-byte word handed to the sink from the register it was summed from. Not
+/// folded.
+///
+/// Linux's `csum_partial` (arch/x86/lib/csum-partial_64.c, 2021) in portable code: words are
+/// added into two 128-bit accumulators, so each add is an `add`/`adc` pair on x86_64 (`adds`/
+/// `adc` on aarch64, four 32-bit adds with carry on 32-bit targets) and the carries are
+/// counted in the high halves instead of folded back word by word: two short dependency chains
+/// instead of one long one. No vector register is touched, so this is the word backend's
+/// shape too. The last 1-7 bytes are one zero-padded word ([`short_tail`]).
+///
+/// # Safety
+/// `src..src + len` readable; the sink valid for `len` bytes and not overlapping the source.
+#[inline(always)]
+pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    let (mut a, mut b) = (0u128, 0u128);
+    let mut off = 0;
+    // SAFETY: (whole body) every word is at `off..off + 8` with `off + 8 <= len`: the loop
+    // leaves fewer than 32 bytes, the 16- and 8-byte steps run only when their bit of the
+    // remainder is set, and the tail is the last `len & 7` bytes.
+    unsafe {
+        let word = |off: usize| {
+            let w = src.add(off).cast::<u64>().read_unaligned();
+            dst.scalar(off, w);
+            w as u128
+        };
+        while len - off >= 32 {
+            a += word(off);
+            b += word(off + 8);
+            a += word(off + 16);
+            b += word(off + 24);
+            off += 32;
+        }
+        if len & 16 != 0 {
+            a += word(off);
+            b += word(off + 8);
+            off += 16;
+        }
+        if len & 8 != 0 {
+            a += word(off);
+            off += 8;
+        }
+        if len & 7 != 0 {
+            b += short_tail(src.add(off), dst, off, len & 7) as u128;
+        }
+    }
+    // 2^64 is 1 modulo 2^16 - 1: each carry counted in a high half adds one. Fewer than 2^59
+    // words, so the high halves stay far below 2^64.
+    add64(add64(a as u64, b as u64), ((a >> 64) + (b >> 64)) as u64)
+}
+
 /// Fewer than a register's worth of bytes (or any length, for the word loop's tail).
 ///
 /// # Safety
@@ -244,6 +345,22 @@ unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 
     }
 }
 
+/// [`short`] below [`SHORT`] bytes, registers above. Not folded.
+///
+/// # Safety
+/// As [`span`].
+#[inline(always)]
+unsafe fn whole<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if len < SHORT {
+            short(src, dst, len)
+        } else {
+            span::<V, D>(src, dst, len)
+        }
+    }
+}
+
 /// The sum of `len` bytes at `src`, folded to 16 bits.
 ///
 /// # Safety
@@ -251,7 +368,7 @@ unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 
 #[inline(always)]
 pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { span::<V, Discard>(src, Discard, len) })
+    fold16(unsafe { whole::<V, Discard>(src, Discard, len) })
 }
 
 /// Copies with ordinary stores and returns the sum, folded to 16 bits.
@@ -262,7 +379,7 @@ pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
 #[inline(always)]
 pub(crate) unsafe fn temporal<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { span::<V, Plain>(src, Plain(dst), len) })
+    fold16(unsafe { whole::<V, Plain>(src, Plain(dst), len) })
 }
 
 /// Streams the whole destination lines while summing; the partial lines at both ends get
@@ -339,7 +456,7 @@ pub(crate) unsafe fn flush_unfenced<V: Checksum>(
     // SAFETY: forwarded contract; flushing only names lines holding destination bytes.
     unsafe {
         let s = if len < STREAM_MIN {
-            let s = span::<V, Plain>(src, Plain(dst), len);
+            let s = whole::<V, Plain>(src, Plain(dst), len);
             arch::flush_range(op, dst, len);
             s
         } else {

@@ -10,7 +10,7 @@ use crate::policy::Select;
 use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
-use crate::iter::{by_kind, Kind};
+use crate::iter::{by_kind, gather_lines, Kind};
 use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
@@ -81,14 +81,25 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     let store = mode.resolve(len, nt_threshold);
     let mut sum = 0;
     let n = by_kind!(store, |K, op| {
-        src.iterate(len, |base, n, done| {
-            // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
-            // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
-            // at most `len <= cap` bytes; `k` runs on this CPU.
-            let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
-            sum = csum_block_add(sum, s, done);
-            0
-        })
+        if K::GATHER {
+            // Streaming: through the line writer `copy_from_iter` uses, so a line that small
+            // segments share is assembled in registers and streamed whole; each byte is summed
+            // in the pass that writes it.
+            // SAFETY: forwarded contract (`d..d + cap` writable, `len <= cap`); each piece is
+            // readable (engine); `k` and the flush op run on this CPU; the caller fences.
+            let (n, s) = unsafe { gather_lines::<_, true>(k, K::flush(op), d, len, src) };
+            sum = s;
+            n
+        } else {
+            src.iterate(len, |base, n, done| {
+                // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
+                // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
+                // at most `len <= cap` bytes; `k` runs on this CPU.
+                let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
+                sum = csum_block_add(sum, s, done);
+                0
+            })
+        }
     });
     (n, sum, store)
 }
