@@ -112,11 +112,12 @@ fn partial_matches_reference_every_backend_offset_length() {
 }
 
 /// The lengths of the every-alignment tables: natively every one to 4096; under Miri the short
-/// path's shapes (to 40: every 32/16/8-byte step and 1-7-byte tail) and both sides of the
-/// short path's end (`csum_partial` takes the vector loop from 256 bytes).
+/// path's shapes (to 72: every 32/16/8-byte step, each 1-7-byte tail below and above 8 bytes,
+/// the 64-byte loop) and both sides of the short path's end (`csum_partial` takes the vector
+/// loop from 512 bytes).
 fn alignment_lengths() -> Vec<usize> {
     if cfg!(miri) {
-        (0..=40).chain([63, 64, 65, 255, 256, 257]).collect()
+        (0..=72).chain([127, 128, 129, 511, 512, 513]).collect()
     } else {
         (0..=4096).collect()
     }
@@ -133,7 +134,7 @@ fn alignments() -> Vec<usize> {
 
 #[test]
 fn partial_every_alignment_and_length() {
-    // The public call (its inline short path below 256 bytes, the active table above) and every
+    // The public call (its inline short path below 512 bytes, the active table above) and every
     // backend's table (which takes the same short path), against the reference.
     let buf = pattern(4096 + 64, 4);
     for off in alignments() {
@@ -161,13 +162,13 @@ fn partial_every_alignment_and_length() {
 
 #[test]
 fn fused_every_alignment_mode_and_length() {
-    // The public fused call (inline below 256 bytes but for FlushCache), source at every
+    // The public fused call (inline below 512 bytes but for FlushCache), source at every
     // alignment, the destination at another one; canaries on both sides.
-    let src_buf = pattern(1024 + 64, 6);
-    let mut dst_buf = vec![0u8; 1024 + 192];
+    let src_buf = pattern(1100 + 64, 6);
+    let mut dst_buf = vec![0u8; 1100 + 128];
     let lens: Vec<usize> = alignment_lengths()
         .into_iter()
-        .filter(|&l| l <= if cfg!(miri) { 257 } else { 1024 })
+        .filter(|&l| l <= if cfg!(miri) { 513 } else { 1100 })
         .collect();
     for (mi, mode) in Mode::ALL.into_iter().enumerate() {
         for so in alignments() {

@@ -1,7 +1,7 @@
 //! Arbitrary backend, mode, offsets, lengths, splits and bytes: the fused checksum-and-copy and
 //! `csum_partial` versus a byte-at-a-time RFC 1071 reference, with canaries around the
 //! destination, and `csum_block_add` joins at arbitrary (odd) split points; the public calls'
-//! inline short path (below 256 bytes) the same way; the splits as the segments of a
+//! inline short path (below 512 bytes) the same way; the splits as the segments of a
 //! `csum_and_copy_from_iter` gather (the streaming line writer, lines shared by short segments).
 #![no_main]
 
@@ -65,7 +65,7 @@ fuzz_target!(|c: Case| {
     let with_initial = csum_partial_with(backend, src, c.initial).unwrap();
     assert_eq!(csum_fold(with_initial), csum_fold(csum_block_add(c.initial, want, 0)));
 
-    // The public calls (inline below 256 bytes, the active table above).
+    // The public calls (inline below 512 bytes, the active table above).
     assert_eq!(csum_partial(src, 0), want);
     assert_eq!(csum_fold(csum_partial(src, c.initial)), csum_fold(with_initial));
     dst.fill(CANARY);

@@ -125,7 +125,7 @@ impl Kind for Temporal {
         // inline, in general-purpose registers, without the table's call.
         unsafe {
             if n < SHORT {
-                fold16(short(s, Plain(d), n))
+                fold16(short(s, Plain(d), n, 0))
             } else {
                 (k.csum_copy_temporal)(d, s, n)
             }
@@ -155,7 +155,7 @@ impl Kind for NonTemporal {
         // stores temporally (`stream_unfenced`), so a short one is done inline as above.
         unsafe {
             if n < 2 * STREAM_LINE {
-                fold16(short(s, Plain(d), n))
+                fold16(short(s, Plain(d), n, 0))
             } else {
                 (k.iter.csum_copy_stream)(d, s, n)
             }

@@ -208,7 +208,7 @@ pub(crate) unsafe fn gather_append<V: Checksum, const SUM: bool>(
             let line = w.dst.add(w.pos - w.pend_n);
             if len >= need {
                 if SUM {
-                    sum = short(src, Discard, need);
+                    sum = short(src, Discard, need, 0);
                 }
                 stream_joined::<V>(line, w.pend, w.pend_n, src);
                 w.pos += need;
@@ -226,7 +226,7 @@ pub(crate) unsafe fn gather_append<V: Checksum, const SUM: bool>(
         if lo != 0 && len != 0 {
             let take = len.min(L - lo);
             if SUM {
-                sum = block_add(sum, short(src, Plain(w.dst.add(w.pos)), take), at);
+                sum = block_add(sum, short(src, Plain(w.dst.add(w.pos)), take, 0), at);
             } else {
                 temporal::<V, Mem>(w.dst.add(w.pos), Mem(src), take);
             }
@@ -251,7 +251,7 @@ pub(crate) unsafe fn gather_append<V: Checksum, const SUM: bool>(
         let rest = len - done;
         if rest != 0 {
             if SUM {
-                sum = block_add(sum, short(src.add(done), Discard, rest), at + done);
+                sum = block_add(sum, short(src.add(done), Discard, rest, 0), at + done);
             }
             // `w.dst + w.pos` is a line boundary here: keep the bytes for the next piece.
             w.pend = src.add(done);

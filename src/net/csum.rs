@@ -15,7 +15,6 @@ use crate::mode::Store;
 use crate::thresholds::nt_threshold;
 
 use crate::kernel::sum::{block_add, fold16, short, Discard, Plain, SHORT};
-use crate::vector::add64;
 
 /// One's-complement addition of two partial sums (end-around carry).
 ///
@@ -78,8 +77,7 @@ pub fn csum_partial(data: &[u8], initial: u32) -> u32 {
         // Headers and small datagrams: summed here, in general-purpose registers, with no
         // table, no vector setup and no call (the 20- and 40-byte IP headers above all).
         // SAFETY: a live slice; `Discard` writes nothing.
-        let s = unsafe { short(data.as_ptr(), Discard, data.len()) };
-        return fold16(add64(s, initial as u64));
+        return fold16(unsafe { short(data.as_ptr(), Discard, data.len(), initial as u64) });
     }
     // SAFETY: a live slice; the active table runs on this CPU.
     let s = unsafe { (dispatch::active().csum)(data.as_ptr(), data.len()) };
@@ -155,7 +153,7 @@ pub unsafe fn csum_and_copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: 
     // here, with no table, as `csum_partial` does.
     if len < SHORT && !matches!(mode, Mode::FlushCache) {
         // SAFETY: forwarded contract (`Plain` stores to `dst..dst + len`).
-        return unsafe { fold16(short(src, Plain(dst), len)) };
+        return unsafe { fold16(short(src, Plain(dst), len, 0)) };
     }
     // SAFETY: forwarded contract; the active table runs on this CPU.
     unsafe {
