@@ -1,6 +1,8 @@
 //! Checksum-and-copy as steps of the cursor engine (Linux `csum_and_copy_from_iter` /
 //! `csum_and_copy_to_iter`): the walk is the cursors' own; each piece is one fused
 //! checksum-and-copy whose sum joins the running one at its offset (odd offsets byte-swapped).
+//! A streaming gather goes through the cursors' line-once writer (`kernel::gather`), summing
+//! as it writes.
 
 use crate::backend::Kernels;
 use crate::dispatch;
@@ -17,10 +19,11 @@ use crate::mode::Store;
 /// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
 ///
 /// `mode` is a [`Mode`] or a [`crate::policy`] marker, as for
-/// [`copy_from_iter`](crate::iter::copy_from_iter). Each source segment is one fused
-/// checksum-and-copy; a streaming call streams each piece's whole lines and writes the lines
-/// it shares with its neighbours with ordinary stores (as `copy_from_iter` does), and fences
-/// once, at the end of the call.
+/// [`copy_from_iter`](crate::iter::copy_from_iter). A streaming call writes through the same
+/// line-once writer as `copy_from_iter`: a line that several segments share is assembled in
+/// registers and streamed whole, and each byte is summed in the pass that writes it; it fences
+/// once, at the end of the call. A temporal call copies and sums segment by segment, a segment
+/// below 512 bytes inline in general-purpose registers.
 ///
 /// ```
 /// use cachecopy::iter::{IoVec, Source};
