@@ -7,7 +7,12 @@
 //!   42; and an aligned payload alone), 64 per batch into a page-aligned ring of 1536-byte slots
 //!   larger than the L2, each variant on its own ring: `Temporal`, batched copies of header and
 //!   payload, a batched gather of `[header, payload]`, beside glibc `memcpy` of the same bytes
-//!   and the limit (the frame's whole lines streamed from an image), with both ratios.
+//!   and the limit (the frame's whole lines streamed from an image), with both ratios;
+//! - small checksums: `csum_partial` at 20 B (an IPv4 header) to 64 KiB beside a kernel-style
+//!   scalar loop (8-byte words, end-around carry), and the fused `csum_and_copy` in every mode
+//!   beside the same loop fused with the copy (target ≥ 1.0x everywhere, ≥ 1.5x at 40 B); the
+//!   1472-byte payload at destination offset 42 fused in every mode beside glibc `memcpy` then
+//!   `csum_partial` (target ≥ 1.0x).
 //!
 //! Criterion reports each function; then every pair is timed again side by side, interleaved
 //! round by round on the same buffers, and the medians and ratios are printed.
@@ -21,7 +26,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::iter::{IoVec, Source};
-use cachecopy::net::{csum_and_copy, csum_partial, Frame};
+use cachecopy::net::{csum_and_copy, csum_fold, csum_partial, Frame};
 use cachecopy::{copy, Backend, Mode};
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 use cachecopy_arena::Buf;
@@ -242,6 +247,133 @@ fn ratios() {
     );
 }
 
+/// A kernel-style scalar checksum: one 8-byte word per step with end-around carry, then the
+/// 4-, 2- and 1-byte tail (the loop a C programmer writes; the baseline of issue 27). The
+/// destination, when given, gets each word from the register it was summed from.
+#[inline(always)]
+fn scalar_loop(data: &[u8], mut dst: Option<&mut [u8]>) -> u32 {
+    let add = |s: u64, w: u64| {
+        let (s, c) = s.overflowing_add(w);
+        s + c as u64
+    };
+    let mut s = 0u64;
+    let mut words = data.chunks_exact(8);
+    let mut off = 0;
+    for w in &mut words {
+        let w = u64::from_ne_bytes(w.try_into().unwrap());
+        if let Some(d) = dst.as_deref_mut() {
+            d[off..off + 8].copy_from_slice(&w.to_ne_bytes());
+        }
+        s = add(s, w);
+        off += 8;
+    }
+    let rest = words.remainder();
+    if let Some(d) = dst {
+        d[off..].copy_from_slice(rest);
+    }
+    let mut pairs = rest.chunks_exact(2);
+    for p in &mut pairs {
+        s = add(s, u16::from_ne_bytes([p[0], p[1]]) as u64);
+    }
+    if let [b] = pairs.remainder() {
+        s = add(s, u16::from_ne_bytes([*b, 0]) as u64);
+    }
+    let s = (s & 0xffff_ffff) + (s >> 32);
+    let s = (s & 0xffff) + (s >> 16);
+    let s = (s & 0xffff) + (s >> 16);
+    ((s & 0xffff) + (s >> 16)) as u32
+}
+
+/// Checksum sizes: the IPv4 and IPv6 headers, small datagrams, a full payload, up to 64 KiB.
+const SUM_SIZES: [usize; 9] = [20, 40, 64, 128, 256, 512, 1472, 4096, 65536];
+
+/// ns per call of `csum_partial` and the fused copies beside the scalar loop, interleaved, with
+/// `scalar ÷ ours` (≥ 1.0: ours is faster).
+fn sum_ratios(quick: bool) {
+    let rounds = if quick { 5 } else { 31 };
+    println!(
+        "\n== net: checksums beside a kernel-style scalar loop (engine {}, medians per call, \
+         speedup = scalar ÷ ours; target >= 1.0, >= 1.5 at 40 B) ==",
+        cachecopy::engine()
+    );
+    println!(
+        "{:<26} {:>7} {:>9} {:>9} {:>8}",
+        "call", "size", "ours", "scalar", "speedup"
+    );
+    for size in SUM_SIZES {
+        let src: Vec<u8> = (0..size).map(|i| (i * 7 + 3) as u8).collect();
+        // Each variant writes its own destination.
+        let (mut ours_dst, mut scalar_dst) = (vec![0u8; size], vec![0u8; size]);
+        let per_round = ((1 << 20) / size).clamp(64, 20_000) / if quick { 8 } else { 1 };
+        let row = |name: &str, a: f64, b: f64| {
+            println!(
+                "{name:<26} {:>7} {:>7.2}ns {:>7.2}ns {:>7.2}x",
+                human(size),
+                a * 1e9,
+                b * 1e9,
+                b / a
+            )
+        };
+        let (a, b) = interleaved(
+            rounds,
+            per_round,
+            || {
+                black_box(csum_partial(black_box(&src[..]), 0));
+            },
+            || {
+                black_box(scalar_loop(black_box(&src[..]), None));
+            },
+        );
+        assert_eq!(
+            csum_fold(csum_partial(&src, 0)),
+            csum_fold(scalar_loop(&src, None))
+        );
+        row("csum_partial", a, b);
+        for mode in [Mode::Temporal, Mode::NonTemporal, Mode::Auto] {
+            let (a, b) = interleaved(
+                rounds,
+                per_round,
+                || {
+                    black_box(csum_and_copy(&mut ours_dst, black_box(&src), mode));
+                },
+                || {
+                    black_box(scalar_loop(black_box(&src), Some(&mut scalar_dst)));
+                },
+            );
+            row(&format!("csum_and_copy {mode}"), a, b);
+        }
+    }
+    // The transmit copy of issue 27: a 1472-byte payload behind a 42-byte header, hot.
+    let src: Vec<u8> = (0..PAYLOAD).map(|i| (i * 5 + 1) as u8).collect();
+    let (mut ours_buf, mut glibc_buf) = (vec![0u8; 4096], vec![0u8; 4096]);
+    println!(
+        "fused 1472 B at destination offset 42 (hot; each variant its own destination) beside \
+         glibc memcpy then csum_partial:"
+    );
+    for mode in [Mode::Temporal, Mode::NonTemporal, Mode::Auto] {
+        let (a, b) = interleaved(
+            rounds,
+            if quick { 500 } else { 5000 },
+            || {
+                let d = &mut ours_buf[42..42 + PAYLOAD];
+                black_box(csum_and_copy(d, black_box(&src), mode));
+            },
+            || {
+                let d = &mut glibc_buf[42..42 + PAYLOAD];
+                frame::memcpy(d, black_box(&src));
+                black_box(csum_partial(d, 0));
+            },
+        );
+        println!(
+            "  {:<24} {:>7.1}ns {:>7.1}ns {:>7.2}x  (target >= 1.0)",
+            format!("{mode}"),
+            a * 1e9,
+            b * 1e9,
+            b / a
+        );
+    }
+}
+
 /// The frame builders: glibc, the limit, then cachecopy's.
 const BUILDS: [&str; 5] = [
     "glibc memcpy",
@@ -388,5 +520,6 @@ fn main() {
     frame_benches(&mut c);
     c.final_summary();
     ratios();
+    sum_ratios(std::env::var_os("CACHECOPY_BENCH_QUICK").is_some());
     frame_ratios();
 }

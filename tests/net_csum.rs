@@ -111,6 +111,84 @@ fn partial_matches_reference_every_backend_offset_length() {
     }
 }
 
+/// The lengths of the every-alignment tables: natively every one to 4096; under Miri the short
+/// path's shapes (to 72: every 32/16/8-byte step, each 1-7-byte tail below and above 8 bytes,
+/// the 64-byte loop) and both sides of the short path's end (`csum_partial` takes the vector
+/// loop from 512 bytes).
+fn alignment_lengths() -> Vec<usize> {
+    if cfg!(miri) {
+        (0..=72).chain([127, 128, 129, 511, 512, 513]).collect()
+    } else {
+        (0..=4096).collect()
+    }
+}
+
+/// The start alignments of those tables: every one of a 64-byte line natively.
+fn alignments() -> Vec<usize> {
+    if cfg!(miri) {
+        vec![0, 1, 7, 62]
+    } else {
+        (0..64).collect()
+    }
+}
+
+#[test]
+fn partial_every_alignment_and_length() {
+    // The public call (its inline short path below 512 bytes, the active table above) and every
+    // backend's table (which takes the same short path), against the reference.
+    let buf = pattern(4096 + 64, 4);
+    for off in alignments() {
+        for len in alignment_lengths() {
+            let data = &buf[off..off + len];
+            let want = reference(data);
+            assert_eq!(csum_partial(data, 0), want, "{off} {len}");
+            for &b in Backend::supported() {
+                assert_eq!(
+                    csum_partial_with(b, data, 0).unwrap(),
+                    want,
+                    "{b} {off} {len}"
+                );
+            }
+            // A running sum joins as `csum_add` would.
+            let initial = 0xfffe_0001 ^ len as u32;
+            assert_eq!(
+                csum_fold(csum_partial(data, initial)),
+                csum_fold(csum_add(initial, want)),
+                "initial {off} {len}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fused_every_alignment_mode_and_length() {
+    // The public fused call (inline below 512 bytes but for FlushCache), source at every
+    // alignment, the destination at another one; canaries on both sides.
+    let src_buf = pattern(1100 + 64, 6);
+    let mut dst_buf = vec![0u8; 1100 + 128];
+    let lens: Vec<usize> = alignment_lengths()
+        .into_iter()
+        .filter(|&l| l <= if cfg!(miri) { 513 } else { 1100 })
+        .collect();
+    for (mi, mode) in Mode::ALL.into_iter().enumerate() {
+        for so in alignments() {
+            let d_o = (so * 7 + 42 + mi) % 64;
+            for &len in &lens {
+                let src = &src_buf[so..so + len];
+                let dst_buf = &mut dst_buf[..d_o + len + 64];
+                dst_buf.fill(0xee);
+                let got = csum_and_copy(&mut dst_buf[d_o..d_o + len], src, mode);
+                assert_eq!(got, reference(src), "{mode:?} {so} {d_o} {len}");
+                assert_eq!(&dst_buf[d_o..d_o + len], src, "{mode:?} {so} {d_o} {len}");
+                assert!(
+                    all_bytes(&dst_buf[..d_o], 0xee) && all_bytes(&dst_buf[d_o + len..], 0xee),
+                    "{mode:?} {so} {d_o} {len}: wrote outside the destination"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn fused_matches_reference_every_backend_mode_offset_length() {
     let src_buf = pattern(4096 + 64, 2);
@@ -333,6 +411,12 @@ mod guard {
                         let got = csum_and_copy_with(b, dst, src, mode).unwrap();
                         assert_eq!(got, want, "{b} {mode:?} {len} {s_at} {d_at}");
                         assert_eq!(dst, src);
+                        // The public calls' inline short path, against the same guards.
+                        assert_eq!(csum_partial(src, 0), want, "{len} {s_at}");
+                        dst.fill(0);
+                        let got = csum_and_copy(dst, src, mode);
+                        assert_eq!(got, want, "{mode:?} {len} {s_at} {d_at}");
+                        assert_eq!(dst, src);
                     }
                 }
             }
@@ -355,6 +439,9 @@ mod cursors {
             vec![1, 1, 1],
             vec![3, 0, 5, 7],
             vec![13, 1200, 1, 258],
+            // udp_tx's message: a straddled line after 1200, then 13 + 1 + 258 sharing lines.
+            vec![1200, 13, 1, 258],
+            vec![1, 13, 1, 13, 258, 1, 1200, 13],
             vec![1499, 1, 2048, 0, 3],
             vec![64, 4096, 63, 1025],
         ]
@@ -407,6 +494,69 @@ mod cursors {
             let mut sink = Dest::discard(total);
             let (n, sum) = csum_and_copy_to_iter(&data, &mut sink, Mode::Temporal);
             assert_eq!((n, sum), (total, reference(&data[..total])));
+        }
+    }
+
+    /// A little xorshift, so the random mixes are the same every run.
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn from_iter_segment_mixes_every_mode_and_start() {
+        // Random mixes of 1-, 13-, 258- and 1200-byte segments and random short ones, gathered
+        // to a destination starting at every line alignment (the line writer's shapes: lines
+        // shared by two, three or more segments, segments inside one line, whole lines), in
+        // every mode, checked against the reference and for bytes written outside.
+        let (mixes, starts): (usize, Vec<usize>) = if cfg!(miri) {
+            (3, vec![0, 1, 42, 63])
+        } else {
+            (200, (0..64).collect())
+        };
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for mix in 0..mixes {
+            let nsegs = 1 + (xorshift(&mut rng) % if cfg!(miri) { 5 } else { 12 }) as usize;
+            let lens: Vec<usize> = (0..nsegs)
+                .map(|_| match xorshift(&mut rng) % 6 {
+                    0 => 1,
+                    1 => 13,
+                    2 => 258,
+                    3 if !cfg!(miri) => 1200,
+                    _ => (xorshift(&mut rng) % 130) as usize,
+                })
+                .collect();
+            let total: usize = lens.iter().sum();
+            let data = pattern(total, mix);
+            let mut segs = Vec::new();
+            let mut at = 0;
+            for &n in &lens {
+                segs.push(IoVec::new(&data[at..at + n]));
+                at += n;
+            }
+            let want = reference(&data);
+            let mut buf = vec![0u8; total + 128];
+            for (mi, mode) in Mode::ALL.into_iter().enumerate() {
+                for &start in &starts {
+                    // Natively every start meets every mode for a quarter of the mixes.
+                    if !cfg!(miri) && (start + mix) % 4 != mi {
+                        continue;
+                    }
+                    buf.fill(0xee);
+                    let mut src = Source::iovec(&segs);
+                    let (n, sum) =
+                        csum_and_copy_from_iter(&mut buf[start..start + total], &mut src, mode);
+                    let what = format!("{lens:?} {mode:?} at {start}");
+                    assert_eq!((n, sum), (total, want), "{what}");
+                    assert_eq!(&buf[start..start + total], &data[..], "{what}");
+                    assert!(
+                        all_bytes(&buf[..start], 0xee) && all_bytes(&buf[start + total..], 0xee),
+                        "{what}: wrote outside the destination"
+                    );
+                }
+            }
         }
     }
 

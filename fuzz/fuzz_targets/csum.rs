@@ -1,10 +1,16 @@
 //! Arbitrary backend, mode, offsets, lengths, splits and bytes: the fused checksum-and-copy and
 //! `csum_partial` versus a byte-at-a-time RFC 1071 reference, with canaries around the
-//! destination, and `csum_block_add` joins at arbitrary (odd) split points.
+//! destination, and `csum_block_add` joins at arbitrary (odd) split points; the public calls'
+//! inline short path (below 512 bytes) the same way; the splits as the segments of a
+//! `csum_and_copy_from_iter` gather (the streaming line writer, lines shared by short segments).
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cachecopy::net::{csum_and_copy_with, csum_block_add, csum_fold, csum_partial, csum_partial_with};
+use cachecopy::iter::{IoVec, Source};
+use cachecopy::net::{
+    csum_and_copy, csum_and_copy_from_iter, csum_and_copy_with, csum_block_add, csum_fold,
+    csum_partial, csum_partial_with,
+};
 use cachecopy::{Backend, Mode};
 use libfuzzer_sys::fuzz_target;
 
@@ -59,14 +65,32 @@ fuzz_target!(|c: Case| {
     let with_initial = csum_partial_with(backend, src, c.initial).unwrap();
     assert_eq!(csum_fold(with_initial), csum_fold(csum_block_add(c.initial, want, 0)));
 
+    // The public calls (inline below 512 bytes, the active table above).
+    assert_eq!(csum_partial(src, 0), want);
+    assert_eq!(csum_fold(csum_partial(src, c.initial)), csum_fold(with_initial));
+    dst.fill(CANARY);
+    assert_eq!(csum_and_copy(&mut dst[d_o..d_o + len], src, mode), want, "{mode:?} {len}");
+    assert_eq!(&dst[d_o..d_o + len], src);
+    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+
     // Any split into blocks, joined with csum_block_add, gives the whole.
     let mut at = 0;
     let mut sum = 0;
+    let mut segs = Vec::new();
     for s in c.splits.iter().map(|&s| s as usize % (len + 1)) {
         let end = s.max(at);
         sum = csum_block_add(sum, csum_partial(&src[at..end], 0), at);
+        segs.push(IoVec::new(&src[at..end]));
         at = end;
     }
     sum = csum_block_add(sum, csum_partial(&src[at..], 0), at);
+    segs.push(IoVec::new(&src[at..]));
     assert_eq!(sum, want);
+
+    // The same blocks as the segments of a gather.
+    dst.fill(CANARY);
+    let (n, sum) = csum_and_copy_from_iter(&mut dst[d_o..d_o + len], &mut Source::iovec(&segs), mode);
+    assert_eq!((n, sum), (len, want), "{mode:?} gather {len}");
+    assert_eq!(&dst[d_o..d_o + len], src);
+    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
 });

@@ -49,6 +49,8 @@ pub(crate) struct IterKernels {
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
     /// Appends bytes to a [`Gather`].
     pub(crate) gather_append: unsafe fn(&mut Gather, *const u8, usize),
+    /// As `gather_append`, returning the piece's checksum (not folded).
+    pub(crate) gather_append_sum: unsafe fn(&mut Gather, *const u8, usize) -> u64,
     /// Writes a [`Gather`]'s pending partial line (and with an op, writes back every line
     /// written with ordinary stores).
     pub(crate) gather_finish: unsafe fn(&mut Gather, Option<FlushOp>),
@@ -111,7 +113,9 @@ macro_rules! kernels {
             entry!([$($feature)?] fn fill_f(d: *mut u8, b: u8, n: usize, op: FlushOp) =
                 flush_unfenced::<$v, Splat>(d, Splat(b), n, op));
             entry!([$($feature)?] fn g_append(w: &mut Gather, s: *const u8, n: usize) =
-                gather_append::<$v>(w, s, n));
+                { gather_append::<$v, false>(w, s, n); });
+            entry!([$($feature)?] fn g_append_sum(w: &mut Gather, s: *const u8, n: usize) -> u64 =
+                gather_append::<$v, true>(w, s, n));
             entry!([$($feature)?] fn g_finish(w: &mut Gather, op: Option<FlushOp>) =
                 gather_finish::<$v>(w, op));
             entry!([$($feature)?] fn csum_copy_s(d: *mut u8, s: *const u8, n: usize) -> u32 =
@@ -137,6 +141,7 @@ macro_rules! kernels {
                     copy_flush: copy_f,
                     fill_flush: fill_f,
                     gather_append: g_append,
+                    gather_append_sum: g_append_sum,
                     gather_finish: g_finish,
                     csum_copy_stream: csum_copy_s,
                     csum_copy_flush: csum_copy_f,

@@ -2,9 +2,11 @@
 
 use super::seg::{Bvecs, Iovecs, Table, Ubuf};
 use super::{Cursor, Direction, Segs};
+use crate::arch::STREAM_LINE;
 use crate::backend::Kernels;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::Gather;
+use crate::kernel::sum::{block_add, fold16, short, Plain, SHORT};
 use crate::kernel::{copy_inline, INLINE_COPY};
 use crate::policy::{FlushCache, NonTemporal, Temporal};
 
@@ -119,8 +121,15 @@ impl Kind for Temporal {
     }
     #[inline(always)]
     unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
-        // SAFETY: forwarded contract.
-        unsafe { (k.csum_copy_temporal)(d, s, n) }
+        // SAFETY: forwarded contract. A short piece (a 1- or 13-byte iovec) is summed and copied
+        // inline, in general-purpose registers, without the table's call.
+        unsafe {
+            if n < SHORT {
+                fold16(short(s, Plain(d), n, 0))
+            } else {
+                (k.csum_copy_temporal)(d, s, n)
+            }
+        }
     }
     #[inline(always)]
     fn flush(_: FlushOp) -> Option<FlushOp> {
@@ -142,8 +151,15 @@ impl Kind for NonTemporal {
     }
     #[inline(always)]
     unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
-        // SAFETY: forwarded contract; the call's owner fences.
-        unsafe { (k.iter.csum_copy_stream)(d, s, n) }
+        // SAFETY: forwarded contract; the call's owner fences. Below two lines a streaming piece
+        // stores temporally (`stream_unfenced`), so a short one is done inline as above.
+        unsafe {
+            if n < 2 * STREAM_LINE {
+                fold16(short(s, Plain(d), n, 0))
+            } else {
+                (k.iter.csum_copy_stream)(d, s, n)
+            }
+        }
     }
     #[inline(always)]
     fn flush(_: FlushOp) -> Option<FlushOp> {
@@ -189,26 +205,52 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
     src: &mut Cursor<'_, D>,
 ) -> usize {
     if K::GATHER {
-        let mut w = Gather::new(dst, K::flush(op));
-        // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
-        // len` because the walk moves at most `len` bytes; earlier pieces stay readable until
-        // `gather_finish`, as `gather_append` needs: they are the cursor's segments, borrowed for
-        // the cursor's lifetime, which outlives this call.
-        unsafe {
-            src.iterate(len, |base, n, _| {
-                (k.iter.gather_append)(&mut w, base, n);
-                0
-            });
-            (k.iter.gather_finish)(&mut w, K::flush(op));
-        }
-        w.written()
+        // SAFETY: forwarded contract.
+        unsafe { gather_lines::<D, false>(k, K::flush(op), dst, len, src).0 }
     } else {
         src.iterate(len, |base, n, done| {
-            // SAFETY: as above.
+            // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst
+            // + len` because the walk moves at most `len` bytes.
             unsafe { K::copy(k, op, dst.add(done), base, n) };
             0
         })
     }
+}
+
+/// Gathers up to `len` bytes from `src` into `dst..dst + len` through one [`Gather`] line
+/// writer (streaming stores; with `flush`, a flush-cache gather). With `SUM`, also returns the
+/// checksum of the bytes (folded to 16 bits), summed in the pass that writes them (the writer's
+/// `gather_append_sum`); 0 without. Returns `(bytes moved, sum)`. No fence.
+///
+/// # Safety
+/// As [`gather`], with `flush` supported by this CPU.
+#[inline(always)]
+pub(crate) unsafe fn gather_lines<D: Direction, const SUM: bool>(
+    k: &Kernels,
+    flush: Option<FlushOp>,
+    dst: *mut u8,
+    len: usize,
+    src: &mut Cursor<'_, D>,
+) -> (usize, u32) {
+    let mut w = Gather::new(dst, flush);
+    let mut sum = 0;
+    // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
+    // len` because the walk moves at most `len` bytes; earlier pieces stay readable until
+    // `gather_finish`, as `gather_append` needs: they are the cursor's segments, borrowed for
+    // the cursor's lifetime, which outlives this call.
+    unsafe {
+        src.iterate(len, |base, n, done| {
+            if SUM {
+                let part = (k.iter.gather_append_sum)(&mut w, base, n);
+                sum = block_add(sum, part, done);
+            } else {
+                (k.iter.gather_append)(&mut w, base, n);
+            }
+            0
+        });
+        (k.iter.gather_finish)(&mut w, flush);
+    }
+    (w.written(), fold16(sum))
 }
 
 /// Runs `$body` with `$K` the store kind of `$store` and `$op` its flush instruction: one

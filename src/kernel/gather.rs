@@ -22,11 +22,18 @@
 //! bytes of such a line stay in their segment (the gather remembers where) until the next
 //! piece arrives; then eight 8-byte words are read from the two sources with loads that stay
 //! inside them and moved into vector registers without touching memory.
+//!
+//! The checksumming gather (`csum_and_copy_from_iter`) is the same writer with `SUM`: each
+//! streamed register is added to the sum from the register it was loaded into, and the few
+//! bytes that go elsewhere (a partial line's ordinary stores, a straddling line's words) are
+//! summed in general-purpose registers ([`short`]) as they are read: every source byte is
+//! summed once, in the pass that writes it.
 
+use super::sum::{block_add, short, Discard, Plain};
 use super::{stream_span, temporal, ByteSource, Mem};
 use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
-use crate::vector::Vector;
+use crate::vector::{Checksum, Vector, CSUM_CHUNK};
 
 /// A streaming writer into one contiguous destination, fed piece by piece.
 pub(crate) struct Gather {
@@ -63,27 +70,46 @@ impl Gather {
     }
 }
 
-/// Streams `lines` whole lines from `src` to line-aligned `dst`.
+/// Streams `lines` whole lines from `src` to line-aligned `dst`; with `SUM`, returns their sum
+/// (words counted from `src`; 0 without).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `lines * STREAM_LINE` bytes, `dst` line-aligned, the
 /// backend's features present; the caller fences.
 #[inline(always)]
-unsafe fn stream_lines<V: Vector>(dst: *mut u8, src: *const u8, lines: usize) {
+unsafe fn stream_lines<V: Checksum, const SUM: bool>(
+    dst: *mut u8,
+    src: *const u8,
+    lines: usize,
+) -> u64 {
     let mut off = 0;
     let end = lines * STREAM_LINE;
+    let mut sum = 0;
     // SAFETY: every register lies in `0..end`; `V::BYTES` divides the line, so each streamed
     // address is `V::BYTES`-aligned.
     unsafe {
         while off < end {
-            let mut i = 0;
-            while i < STREAM_LINE {
-                V::load(src.add(off + i)).stream(dst.add(off + i));
-                i += V::BYTES;
+            // The accumulator is reduced every `CSUM_CHUNK` bytes, before a lane could wrap.
+            let chunk_end = end.min(off + CSUM_CHUNK);
+            let mut acc = V::csum_zero();
+            while off < chunk_end {
+                let mut i = 0;
+                while i < STREAM_LINE {
+                    let v = V::load(src.add(off + i));
+                    if SUM {
+                        acc = V::csum_add(acc, v);
+                    }
+                    v.stream(dst.add(off + i));
+                    i += V::BYTES;
+                }
+                off += STREAM_LINE;
             }
-            off += STREAM_LINE;
+            if SUM {
+                sum = block_add(sum, V::csum_reduce(acc), 0);
+            }
         }
     }
+    sum
 }
 
 /// The bytes `p[..k]`, `1 <= k <= 7`, as a little-endian number, read with loads that stay in
@@ -154,7 +180,9 @@ unsafe fn stream_joined<V: Vector>(line: *mut u8, a: *const u8, n: usize, b: *co
 /// fill it are left in their segment ([`Gather::pend`]); the next piece completes the line in
 /// registers and streams it ([`stream_joined`]), or, when it is too short to, they are written
 /// with ordinary stores. A line the destination starts inside gets ordinary stores up to its
-/// end, then whole lines are streamed straight from the source.
+/// end, then whole lines are streamed straight from the source. With `SUM`, returns the sum of
+/// `src[..len]` (words counted from `src`), each byte summed in the pass that reads it; 0
+/// without.
 ///
 /// # Safety
 /// `src` readable for `len` bytes, and every earlier piece of this gather still readable;
@@ -162,32 +190,47 @@ unsafe fn stream_joined<V: Vector>(line: *mut u8, a: *const u8, n: usize, b: *co
 /// access during the gather); backend features present; the caller calls [`gather_finish`]
 /// and then fences.
 #[inline(always)]
-pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8, mut len: usize) {
+pub(crate) unsafe fn gather_append<V: Checksum, const SUM: bool>(
+    w: &mut Gather,
+    mut src: *const u8,
+    mut len: usize,
+) -> u64 {
     const L: usize = STREAM_LINE;
+    // Bytes of this piece consumed so far, and their sum.
+    let (mut at, mut sum) = (0, 0);
     // SAFETY: every destination move stays inside `w.dst .. w.dst + w.pos + len` (pending bytes
     // sit just below `w.pos`); streamed lines start on a line boundary at or after `w.dst`; a
-    // flushed line holds destination bytes; pending bytes are read from their earlier segment.
+    // flushed line holds destination bytes; pending bytes are read from their earlier segment;
+    // every summed range is inside `src..src + len`.
     unsafe {
         if w.pend_n != 0 {
             let need = L - w.pend_n;
             let line = w.dst.add(w.pos - w.pend_n);
             if len >= need {
+                if SUM {
+                    sum = short(src, Discard, need, 0);
+                }
                 stream_joined::<V>(line, w.pend, w.pend_n, src);
                 w.pos += need;
                 src = src.add(need);
                 len -= need;
+                at = need;
             } else {
                 // A third piece would be needed: ordinary stores for this line, as below.
                 temporal::<V, Mem>(line, Mem(w.pend), w.pend_n);
             }
             w.pend_n = 0;
         }
-        let at = (w.dst as usize).wrapping_add(w.pos);
-        let lo = at & (L - 1);
+        let dst_at = (w.dst as usize).wrapping_add(w.pos);
+        let lo = dst_at & (L - 1);
         if lo != 0 && len != 0 {
             let take = len.min(L - lo);
-            temporal::<V, Mem>(w.dst.add(w.pos), Mem(src), take);
-            let line_start = at - lo;
+            if SUM {
+                sum = block_add(sum, short(src, Plain(w.dst.add(w.pos)), take, 0), at);
+            } else {
+                temporal::<V, Mem>(w.dst.add(w.pos), Mem(src), take);
+            }
+            let line_start = dst_at - lo;
             if lo + take == L && line_start >= w.dst as usize && V::STREAM_BYPASSES_CACHE {
                 if let Some(op) = w.flush {
                     arch::flush_range(op, w.dst.add(line_start - w.dst as usize), 1);
@@ -196,19 +239,27 @@ pub(crate) unsafe fn gather_append<V: Vector>(w: &mut Gather, mut src: *const u8
             w.pos += take;
             src = src.add(take);
             len -= take;
+            at += take;
         }
         let lines = len / L;
-        stream_lines::<V>(w.dst.add(w.pos), src, lines);
+        let body = stream_lines::<V, SUM>(w.dst.add(w.pos), src, lines);
         let done = lines * L;
+        if SUM {
+            sum = block_add(sum, body, at);
+        }
         w.pos += done;
         let rest = len - done;
         if rest != 0 {
+            if SUM {
+                sum = block_add(sum, short(src.add(done), Discard, rest, 0), at + done);
+            }
             // `w.dst + w.pos` is a line boundary here: keep the bytes for the next piece.
             w.pend = src.add(done);
             w.pend_n = rest;
             w.pos += rest;
         }
     }
+    sum
 }
 
 /// Ends a gather: writes the pending bytes of the destination's last partial line with ordinary

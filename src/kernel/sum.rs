@@ -136,13 +136,137 @@ pub(crate) fn block_add(sum: u64, part: u64, offset: usize) -> u64 {
 }
 
 /// Folds a 64-bit end-around sum to 16 bits (not complemented): 0 only for an all-zero sum, so
-/// every backend returns the same value.
+/// every backend returns the same value. Each halving adds the value to itself rotated by half
+/// its width: the upper half of that is the halves' sum with the carry out of the lower half
+/// added back (Linux's `csum_fold` trick), three instructions per halving.
 #[inline(always)]
 pub(crate) fn fold16(s: u64) -> u32 {
-    let (a, c) = (s as u32).overflowing_add((s >> 32) as u32);
-    let s = a + c as u32;
-    let (a, c) = (s as u16).overflowing_add((s >> 16) as u16);
-    (a + c as u16) as u32
+    let s = (s.wrapping_add(s.rotate_right(32)) >> 32) as u32;
+    s.wrapping_add(s.rotate_right(16)) >> 16
+}
+
+/// Below this many bytes [`short`] sums (and copies) in general-purpose registers, inlined at
+/// the caller with no table between: `net::csum_partial`, `net::csum_and_copy` and the cursor
+/// steps take it before dispatch. Two add-with-carry chains take 16 bytes a cycle on every CPU
+/// in docs/machines (four integer ALUs, two or three loads a cycle, `adc` at one cycle since
+/// Broadwell and Zen 1); the vector loop pays a fixed cost first (the call, its aligned head,
+/// the four accumulators' reductions, the tail: some 60 cycles), which even 64-byte registers
+/// do not win back below 512 bytes (figures in docs/checksums.md).
+pub(crate) const SHORT: usize = 512;
+// Below `STREAM_MIN` every mode but flush-cache stores temporally, so a short fused copy is an
+// ordinary-store copy in every mode the callers take it for.
+const _: () = assert!(SHORT <= STREAM_MIN);
+
+/// `p[..k]`, `1 <= k <= 7`, handed to the sink and returned as the native-endian word whose
+/// memory image is those bytes followed by zeros, read and written with two overlapping 4- or
+/// 2-byte moves (or one byte) that stay inside `k` bytes.
+///
+/// # Safety
+/// `p..p + k` readable and the sink valid for `k` bytes.
+#[inline(always)]
+unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, k: usize) -> u64 {
+    debug_assert!((1..8).contains(&k));
+    // SAFETY: each move is used only when `k` is at least its width, so it lies in `0..k`. The
+    // two overlapping reads agree on the bytes they share, so OR-ing them at their positions
+    // (little-endian numbering) rebuilds the `k` bytes.
+    let le = unsafe {
+        if k >= 4 {
+            let lo = p.cast::<u32>().read_unaligned();
+            let hi = p.add(k - 4).cast::<u32>().read_unaligned();
+            dst.scalar(0, lo);
+            dst.scalar(k - 4, hi);
+            u32::from_le(lo) as u64 | (u32::from_le(hi) as u64) << (8 * (k - 4))
+        } else if k >= 2 {
+            let lo = p.cast::<u16>().read_unaligned();
+            let hi = p.add(k - 2).cast::<u16>().read_unaligned();
+            dst.scalar(0, lo);
+            dst.scalar(k - 2, hi);
+            u16::from_le(lo) as u64 | (u16::from_le(hi) as u64) << (8 * (k - 2))
+        } else {
+            let b = *p;
+            dst.scalar(0, b);
+            b as u64
+        }
+    };
+    // The word whose bytes in memory are those, on either byte order.
+    u64::from_le(le)
+}
+
+/// The end-around sum of `len` bytes (any length; meant for `len < SHORT`) plus `init`, in
+/// general-purpose registers, each word handed to the sink from the register it was summed
+/// from. Not folded.
+///
+/// Linux's `csum_partial` (arch/x86/lib/csum-partial_64.c, 2021) in portable code: words are
+/// added into a 128-bit accumulator, so each add is an `add`/`adc` pair on x86_64 (`adds`/`adc`
+/// on aarch64, four 32-bit adds with carry on 32-bit targets) whose carries are counted in the
+/// high half instead of folded back word by word; 64-byte blocks go into two accumulators (two
+/// chains). Below 64 bytes the length's bits pick straight-line 32-, 16-, 8-, 4-, 2- and 1-byte
+/// steps: a 20-byte IPv4 header is two words and one 4-byte load, a 40-byte IPv6 header five
+/// words, with no loop. No vector register is touched, so the word backend runs it too.
+///
+/// # Safety
+/// `src..src + len` readable; the sink valid for `len` bytes and not overlapping the source.
+#[inline(always)]
+pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize, init: u64) -> u64 {
+    let mut acc = init as u128;
+    let mut off = 0;
+    // SAFETY: (whole body) every move is at `off..off + size` with `off + size <= len`: the loop
+    // leaves fewer than 64 bytes, and each smaller step runs only when its bit of the remainder
+    // is set, so the steps cover the remainder exactly once, in order.
+    unsafe {
+        let word = |off: usize| {
+            let w = src.add(off).cast::<u64>().read_unaligned();
+            dst.scalar(off, w);
+            w as u128
+        };
+        if len >= 64 {
+            let mut b = 0u128;
+            while len - off >= 64 {
+                acc += word(off);
+                b += word(off + 8);
+                acc += word(off + 16);
+                b += word(off + 24);
+                acc += word(off + 32);
+                b += word(off + 40);
+                acc += word(off + 48);
+                b += word(off + 56);
+                off += 64;
+            }
+            // Fewer than 2^58 words: neither high half nears 2^63.
+            acc += b;
+        }
+        if len & 32 != 0 {
+            acc += word(off) + word(off + 8) + word(off + 16) + word(off + 24);
+            off += 32;
+        }
+        if len & 16 != 0 {
+            acc += word(off) + word(off + 8);
+            off += 16;
+        }
+        if len & 8 != 0 {
+            acc += word(off);
+        }
+        // The last `len & 7` bytes start at an even offset (a multiple of 8), so as a
+        // zero-padded word they are whole 16-bit words and an odd byte padded with zero. From 8
+        // bytes up they are the top of the last 8 bytes, loaded (and stored) again whole: one
+        // load and one shift instead of three branches.
+        let k = len & 7;
+        if k != 0 {
+            acc += if len >= 8 {
+                let w = src.add(len - 8).cast::<u64>().read_unaligned();
+                dst.scalar(len - 8, w);
+                if cfg!(target_endian = "little") {
+                    w >> (8 * (8 - k))
+                } else {
+                    w << (8 * (8 - k))
+                }
+            } else {
+                short_tail(src, dst, k)
+            } as u128;
+        }
+    }
+    // 2^64 is 1 modulo 2^16 - 1: each carry counted in the high half adds one.
+    add64(acc as u64, (acc >> 64) as u64)
 }
 
 /// Fewer than a register's worth of bytes (or any length, for the word loop's tail).
@@ -244,6 +368,22 @@ unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 
     }
 }
 
+/// [`short`] below [`SHORT`] bytes, registers above. Not folded.
+///
+/// # Safety
+/// As [`span`].
+#[inline(always)]
+unsafe fn whole<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if len < SHORT {
+            short(src, dst, len, 0)
+        } else {
+            span::<V, D>(src, dst, len)
+        }
+    }
+}
+
 /// The sum of `len` bytes at `src`, folded to 16 bits.
 ///
 /// # Safety
@@ -251,7 +391,7 @@ unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 
 #[inline(always)]
 pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { span::<V, Discard>(src, Discard, len) })
+    fold16(unsafe { whole::<V, Discard>(src, Discard, len) })
 }
 
 /// Copies with ordinary stores and returns the sum, folded to 16 bits.
@@ -262,7 +402,7 @@ pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
 #[inline(always)]
 pub(crate) unsafe fn temporal<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { span::<V, Plain>(src, Plain(dst), len) })
+    fold16(unsafe { whole::<V, Plain>(src, Plain(dst), len) })
 }
 
 /// Streams the whole destination lines while summing; the partial lines at both ends get
@@ -339,7 +479,7 @@ pub(crate) unsafe fn flush_unfenced<V: Checksum>(
     // SAFETY: forwarded contract; flushing only names lines holding destination bytes.
     unsafe {
         let s = if len < STREAM_MIN {
-            let s = span::<V, Plain>(src, Plain(dst), len);
+            let s = whole::<V, Plain>(src, Plain(dst), len);
             arch::flush_range(op, dst, len);
             s
         } else {

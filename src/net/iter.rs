@@ -1,6 +1,8 @@
 //! Checksum-and-copy as steps of the cursor engine (Linux `csum_and_copy_from_iter` /
 //! `csum_and_copy_to_iter`): the walk is the cursors' own; each piece is one fused
 //! checksum-and-copy whose sum joins the running one at its offset (odd offsets byte-swapped).
+//! A streaming gather goes through the cursors' line-once writer (`kernel::gather`), summing
+//! as it writes.
 
 use crate::backend::Kernels;
 use crate::dispatch;
@@ -10,17 +12,18 @@ use crate::policy::Select;
 use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
-use crate::iter::{by_kind, Kind};
+use crate::iter::{by_kind, gather_lines, Kind};
 use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
 /// advances `src` and returns `(bytes copied, partial sum of dst[..bytes])`.
 ///
 /// `mode` is a [`Mode`] or a [`crate::policy`] marker, as for
-/// [`copy_from_iter`](crate::iter::copy_from_iter). Each source segment is one fused
-/// checksum-and-copy; a streaming call streams each piece's whole lines and writes the lines
-/// it shares with its neighbours with ordinary stores (as `copy_from_iter` does), and fences
-/// once, at the end of the call.
+/// [`copy_from_iter`](crate::iter::copy_from_iter). A streaming call writes through the same
+/// line-once writer as `copy_from_iter`: a line that several segments share is assembled in
+/// registers and streamed whole, and each byte is summed in the pass that writes it; it fences
+/// once, at the end of the call. A temporal call copies and sums segment by segment, a segment
+/// below 512 bytes inline in general-purpose registers.
 ///
 /// ```
 /// use cachecopy::iter::{IoVec, Source};
@@ -81,14 +84,25 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     let store = mode.resolve(len, nt_threshold);
     let mut sum = 0;
     let n = by_kind!(store, |K, op| {
-        src.iterate(len, |base, n, done| {
-            // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
-            // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
-            // at most `len <= cap` bytes; `k` runs on this CPU.
-            let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
-            sum = csum_block_add(sum, s, done);
-            0
-        })
+        if K::GATHER {
+            // Streaming: through the line writer `copy_from_iter` uses, so a line that small
+            // segments share is assembled in registers and streamed whole; each byte is summed
+            // in the pass that writes it.
+            // SAFETY: forwarded contract (`d..d + cap` writable, `len <= cap`); each piece is
+            // readable (engine); `k` and the flush op run on this CPU; the caller fences.
+            let (n, s) = unsafe { gather_lines::<_, true>(k, K::flush(op), d, len, src) };
+            sum = s;
+            n
+        } else {
+            src.iterate(len, |base, n, done| {
+                // SAFETY: `base..base + n` is a readable source piece (engine) and lands at
+                // `d + done..d + done + n`, inside `d..d + cap` (caller) since the walk moves
+                // at most `len <= cap` bytes; `k` runs on this CPU.
+                let s = unsafe { K::csum_copy(k, op, d.add(done), base, n) };
+                sum = csum_block_add(sum, s, done);
+                0
+            })
+        }
     });
     (n, sum, store)
 }
