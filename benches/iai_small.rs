@@ -3,7 +3,7 @@
 //! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
 //! `memset` called for real (through the PLT), at 8, 64 and 256 bytes, the length opaque to the
 //! compiler. Every figure includes the same benchmark-function overhead (the `black_box`es, the
-//! prologue), so the differences are the calls' own. docs/small-calls.md keeps the figures.
+//! caller's frame, freeing the source), so the differences are the calls' own. docs/small-calls.md keeps the figures.
 //!
 //! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 
@@ -23,92 +23,97 @@ fn bufs(len: usize) -> (Vec<u8>, Vec<u8>) {
     (src, vec![0u8; len])
 }
 
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn glibc_memcpy((src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+// Each call sits in a function of its own with the C ABI, so every variant is measured as one
+// call from the same kind of caller: the caller's register saves and landing pads (which
+// depend on what else it holds) are then the same for all, and the counts differ by the calls.
+
+/// glibc `memcpy`, through the PLT (a tail jump).
+#[inline(never)]
+unsafe extern "C" fn call_memcpy(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's buffers hold `n` bytes each and do not overlap.
+    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_copy_temporal(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::copy_raw(d, s, n, Mode::Temporal) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_copy_auto(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::copy_raw(d, s, n, Mode::Auto) }
+}
+
+/// glibc `memset`, through the PLT.
+#[inline(never)]
+unsafe extern "C" fn call_memset(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: the caller's buffer holds `n` bytes.
+    unsafe { libc::memset(d.cast(), i32::from(b), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_fill_temporal(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::fill_raw(d, b, n, Mode::Temporal) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_fill_auto(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::fill_raw(d, b, n, Mode::Auto) }
+}
+
+type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize);
+type FillFn = unsafe extern "C" fn(*mut u8, u8, usize);
+
+fn copy_with(f: CopyFn, (src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     // SAFETY: both buffers hold `src.len()` bytes and do not overlap.
-    unsafe {
-        libc::memcpy(
-            dst.as_mut_ptr().cast(),
-            src.as_ptr().cast(),
-            black_box(src.len()),
-        )
-    };
+    unsafe { f(dst.as_mut_ptr(), src.as_ptr(), black_box(src.len())) };
     dst
 }
 
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn copy_temporal((src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    // SAFETY: as above.
-    unsafe {
-        cachecopy::copy_raw(
-            dst.as_mut_ptr(),
-            src.as_ptr(),
-            black_box(src.len()),
-            Mode::Temporal,
-        )
-    };
-    dst
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn copy_auto((src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    // SAFETY: as above.
-    unsafe {
-        cachecopy::copy_raw(
-            dst.as_mut_ptr(),
-            src.as_ptr(),
-            black_box(src.len()),
-            Mode::Auto,
-        )
-    };
-    dst
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn glibc_memset((_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+fn fill_with(f: FillFn, (_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     // SAFETY: `dst` holds `dst.len()` bytes.
-    unsafe {
-        libc::memset(
-            dst.as_mut_ptr().cast(),
-            i32::from(black_box(0x5au8)),
-            black_box(dst.len()),
-        )
-    };
+    unsafe { f(dst.as_mut_ptr(), black_box(0x5a), black_box(dst.len())) };
     dst
 }
 
 #[library_benchmark]
 #[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn fill_temporal((_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    // SAFETY: as above.
-    unsafe {
-        cachecopy::fill_raw(
-            dst.as_mut_ptr(),
-            black_box(0x5a),
-            black_box(dst.len()),
-            Mode::Temporal,
-        )
-    };
-    dst
+fn glibc_memcpy(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_memcpy, b)
 }
 
 #[library_benchmark]
 #[benches::sizes(args = [8, 64, 256], setup = bufs)]
-fn fill_auto((_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    // SAFETY: as above.
-    unsafe {
-        cachecopy::fill_raw(
-            dst.as_mut_ptr(),
-            black_box(0x5a),
-            black_box(dst.len()),
-            Mode::Auto,
-        )
-    };
-    dst
+fn copy_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_copy_temporal, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn copy_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_copy_auto, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn glibc_memset(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_memset, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn fill_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_fill_temporal, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_fill_auto, b)
 }
 
 library_benchmark_group!(

@@ -241,12 +241,14 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 
 /// A `Temporal` [`copy_raw`] past the inline classes: one load of the table and a jump into
 /// the kernel. Out of line, and with the first call's detection behind a tail call, so that
-/// neither the caller's inline classes nor this path save a register (docs/small-calls.md).
+/// neither the caller's inline classes nor this path save a register; `extern "C"` so that it
+/// cannot unwind and callers need no landing pad around it (with one, a caller holding a `Vec`
+/// saved four more registers: docs/small-calls.md). Nothing here panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(never)]
-unsafe fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+unsafe extern "C" fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
         match dispatch::detected() {
@@ -256,12 +258,15 @@ unsafe fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-/// [`copy_raw`] past the inline classes in any store kind, detecting the CPU on first use.
+/// [`copy_raw`] past the inline classes in any store kind, detecting the CPU on first use;
+/// `extern "C"` as [`copy_table_temporal`] (`Mode` crosses it between Rust functions of one
+/// build only, so its layout is the same on both sides).
 ///
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(never)]
-unsafe fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
     // memory in any kernel (every move lies inside `0..len`).
@@ -439,7 +444,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(never)]
-unsafe fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
+unsafe extern "C" fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
         match dispatch::detected() {
@@ -454,7 +459,8 @@ unsafe fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(never)]
-unsafe fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
