@@ -199,6 +199,14 @@ pub(crate) fn active() -> &'static Kernels {
     }
 }
 
+/// The active backend's table, or `None` before the first detection: for callers that keep
+/// their fast path free of the detection call (`copy_raw`'s table path).
+#[inline(always)]
+pub(crate) fn detected() -> Option<&'static Kernels> {
+    // SAFETY: only ever set to a `&'static Kernels` (or left null).
+    unsafe { ACTIVE.load(Ordering::Acquire).as_ref() }
+}
+
 /// The flush instruction flush-cache copies use.
 #[inline(always)]
 pub(crate) fn flush_op() -> FlushOp {

@@ -169,9 +169,53 @@ pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
 /// Alignment is never required.
 #[inline]
 pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
+        // stores, which the inline classes are (`kernel::small`).
+        unsafe { kernel::small::copy(dst, src, len) };
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        if mode.always_temporal(len) {
+            copy_table_temporal(dst, src, len)
+        } else {
+            copy_table(dst, src, len, mode)
+        }
+    }
+}
+
+/// A `Temporal` [`copy_raw`] past the inline classes: one load of the table and a jump into
+/// the kernel. Out of line, and with the first call's detection behind a tail call, so that
+/// neither the caller's inline classes nor this path save a register; `extern "C"` so that it
+/// cannot unwind and callers need no landing pad around it (with one, a caller holding a `Vec`
+/// saved four more registers: docs/small-calls.md). Nothing here panics on valid input.
+///
+/// # Safety
+/// `copy_raw`'s contract.
+#[inline(never)]
+unsafe extern "C" fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe {
+        match dispatch::detected() {
+            Some(k) => (k.copy_temporal)(dst, src, len),
+            None => copy_table(dst, src, len, Mode::Temporal),
+        }
+    }
+}
+
+/// [`copy_raw`] past the inline classes in any store kind, detecting the CPU on first use;
+/// `extern "C"` as [`copy_table_temporal`] (`Mode` crosses it between Rust functions of one
+/// build only, so its layout is the same on both sides).
+///
+/// # Safety
+/// `copy_raw`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
-    // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory in
-    // any kernel (every move lies inside `0..len`).
+    // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
+    // memory in any kernel (every move lies inside `0..len`).
     unsafe { copy_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
 }
 
@@ -325,14 +369,46 @@ pub fn zero(dst: &mut [u8], mode: Mode) {
 /// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
 #[inline]
 pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    if len <= kernel::INLINE_FILL && mode != Mode::FlushCache {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract. Every mode but FlushCache stores this few bytes with
         // ordinary stores (streaming starts at `STREAM_MIN`), so inline stores are that mode.
-        unsafe { kernel::fill_inline(dst, byte, len) };
+        unsafe { kernel::small::fill(dst, byte, len) };
         return;
     }
-    let k = dispatch::active();
     // SAFETY: forwarded contract.
+    unsafe {
+        if mode.always_temporal(len) {
+            fill_table_temporal(dst, byte, len)
+        } else {
+            fill_table(dst, byte, len, mode)
+        }
+    }
+}
+
+/// A `Temporal` [`fill_raw`] past the inline classes, as [`copy_table_temporal`].
+///
+/// # Safety
+/// `fill_raw`'s contract.
+#[inline(never)]
+unsafe extern "C" fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe {
+        match dispatch::detected() {
+            Some(k) => (k.fill_temporal)(dst, byte, len),
+            None => fill_table(dst, byte, len, Mode::Temporal),
+        }
+    }
+}
+
+/// [`fill_raw`] past the inline classes in any store kind, as [`copy_table`].
+///
+/// # Safety
+/// `fill_raw`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
 }
 
@@ -434,6 +510,11 @@ pub fn fill_with_flush(
 /// ```
 #[inline]
 pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { kernel::small::copy(dst, src, len) };
+        return;
+    }
     let k = dispatch::active();
     // SAFETY: forwarded contract; the caller fences (see above).
     unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
@@ -446,9 +527,9 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 /// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
 #[inline]
 pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    if len <= kernel::INLINE_FILL && mode != Mode::FlushCache {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { kernel::fill_inline(dst, byte, len) };
+        unsafe { kernel::small::fill(dst, byte, len) };
         return;
     }
     let k = dispatch::active();

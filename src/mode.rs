@@ -70,6 +70,16 @@ impl Mode {
     }
 }
 
+impl Mode {
+    /// Whether a call of `len` bytes in this mode stores temporally whatever the thresholds
+    /// say: `Temporal`, or any mode but `FlushCache` below [`STREAM_MIN`]. One compare on `len`
+    /// for a mode known at the call site; [`Mode::resolve`] agrees with it.
+    #[inline(always)]
+    pub(crate) fn always_temporal(self, len: usize) -> bool {
+        self == Mode::Temporal || (self != Mode::FlushCache && len < STREAM_MIN)
+    }
+}
+
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -18,6 +18,7 @@ mod plot;
 mod pollution;
 mod seed;
 mod session;
+mod small;
 mod stats;
 mod text;
 
@@ -75,6 +76,7 @@ fn report(o: &Options) -> Result<(), String> {
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
+    small::section(&mut s);
     let iterations = s.plan.samples;
     s.finish();
 

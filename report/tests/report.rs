@@ -37,6 +37,7 @@ fn report_writes_every_section() {
         "5b. Auto calibration, fills",
         "6. Fill bandwidth",
         "7. Frames",
+        "8. Small calls",
     ] {
         assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
     }

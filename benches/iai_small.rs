@@ -1,0 +1,127 @@
+//! Instruction counts (callgrind, cache simulation on) of the small calls a network stack or an
+//! allocator makes most: `copy_raw` and `fill_raw` in `Temporal` and `Auto` (inline size
+//! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
+//! `memset` called for real (through the PLT), at 8, 64 and 256 bytes, the length opaque to the
+//! compiler. Every figure includes the same benchmark-function overhead (the `black_box`es, the
+//! caller's frame, freeing the source), so the differences are the calls' own. docs/small-calls.md keeps the figures.
+//!
+//! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
+
+use std::hint::black_box;
+
+use cachecopy::Mode;
+use iai_callgrind::{
+    library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
+};
+
+fn bufs(len: usize) -> (Vec<u8>, Vec<u8>) {
+    let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    // Warm the dispatcher so detection is not in the measured call (the table path at 256 B).
+    let mut warm = [0u8; 4096];
+    cachecopy::copy(&mut warm, &[1; 4096], Mode::Temporal);
+    cachecopy::fill(&mut warm, 0, Mode::Temporal);
+    (src, vec![0u8; len])
+}
+
+// Each call sits in a function of its own with the C ABI, so every variant is measured as one
+// call from the same kind of caller: the caller's register saves and landing pads (which
+// depend on what else it holds) are then the same for all, and the counts differ by the calls.
+
+/// glibc `memcpy`, through the PLT (a tail jump).
+#[inline(never)]
+unsafe extern "C" fn call_memcpy(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's buffers hold `n` bytes each and do not overlap.
+    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_copy_temporal(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::copy_raw(d, s, n, Mode::Temporal) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_copy_auto(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::copy_raw(d, s, n, Mode::Auto) }
+}
+
+/// glibc `memset`, through the PLT.
+#[inline(never)]
+unsafe extern "C" fn call_memset(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: the caller's buffer holds `n` bytes.
+    unsafe { libc::memset(d.cast(), i32::from(b), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_fill_temporal(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::fill_raw(d, b, n, Mode::Temporal) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_fill_auto(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::fill_raw(d, b, n, Mode::Auto) }
+}
+
+type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize);
+type FillFn = unsafe extern "C" fn(*mut u8, u8, usize);
+
+fn copy_with(f: CopyFn, (src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    // SAFETY: both buffers hold `src.len()` bytes and do not overlap.
+    unsafe { f(dst.as_mut_ptr(), src.as_ptr(), black_box(src.len())) };
+    dst
+}
+
+fn fill_with(f: FillFn, (_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    // SAFETY: `dst` holds `dst.len()` bytes.
+    unsafe { f(dst.as_mut_ptr(), black_box(0x5a), black_box(dst.len())) };
+    dst
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn glibc_memcpy(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_memcpy, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn copy_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_copy_temporal, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn copy_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_copy_auto, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn glibc_memset(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_memset, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn fill_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_fill_temporal, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_fill_auto, b)
+}
+
+library_benchmark_group!(
+    name = small;
+    benchmarks = glibc_memcpy, copy_temporal, copy_auto, glibc_memset, fill_temporal, fill_auto
+);
+
+main!(
+    config = LibraryBenchmarkConfig::default().tool(Callgrind::with_args(["--cache-sim=yes"]));
+    library_benchmark_groups = small
+);
