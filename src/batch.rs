@@ -315,5 +315,6 @@ impl<'scope> Batch<'scope, '_> {
     }
 }
 
+mod moves;
 #[cfg(all(test, feature = "std"))]
 mod tests;

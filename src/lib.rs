@@ -81,6 +81,7 @@ mod engine;
 pub mod iter;
 mod kernel;
 mod mode;
+mod moves;
 pub mod net;
 pub mod page;
 pub mod policy;
@@ -98,6 +99,7 @@ pub use dispatch::engine;
 pub use dispatch::Unsupported;
 pub use engine::{Backend, Edges, Engine};
 pub use mode::{Mode, UnknownMode};
+pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,

@@ -13,6 +13,7 @@ mod frames;
 mod json;
 mod machine;
 mod measure;
+mod moves;
 mod plan;
 mod plot;
 mod pollution;
@@ -75,6 +76,7 @@ fn report(o: &Options) -> Result<(), String> {
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
+    moves::section(&mut s);
     let iterations = s.plan.samples;
     s.finish();
 
