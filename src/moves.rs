@@ -22,6 +22,7 @@
 use core::ops::{Bound, RangeBounds};
 
 use crate::backend::Kernels;
+use crate::kernel::moves::{move_inline, INLINE_MOVE};
 use crate::mode::{Mode, Store};
 use crate::thresholds::nt_threshold;
 use crate::{dispatch, Engine, Unsupported};
@@ -216,6 +217,23 @@ pub fn copy_within_with_engine(
 /// ```
 #[inline]
 pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= INLINE_MOVE && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Every mode but FlushCache moves this few bytes with
+        // ordinary stores (streaming starts at `STREAM_MIN`), so inline moves are that mode.
+        unsafe { move_inline(dst, src, len) };
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { move_dispatched(dst, src, len, mode) }
+}
+
+/// The rest of [`move_raw`], out of line so that the inline path above needs no stack frame
+/// (the call below saves registers; the inline moves need none).
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+#[inline(never)]
+unsafe fn move_dispatched(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
     unsafe { move_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
@@ -247,6 +265,11 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// ```
 #[inline]
 pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= INLINE_MOVE && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { move_inline(dst, src, len) };
+        return;
+    }
     let k = dispatch::active();
     // SAFETY: forwarded contract; the caller fences (see above).
     unsafe { move_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) };

@@ -6,89 +6,10 @@
 #[macro_use]
 mod common;
 
-use cachecopy::{batch, copy_within, copy_within_with_engine, move_raw, Engine, Mode};
-use common::{boundary_lengths, emulated, engines, miri, Guarded};
+use cachecopy::{batch, copy_within, move_raw, Mode};
+use common::moves::{check, distances, lengths, noise};
+use common::{engines, miri, Guarded};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// Bytes that never repeat within 64 KiB (a periodic pattern would let a move by its period
-/// pass without moving anything): a xorshift stream.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_ne_bytes());
-    }
-    v.truncate(len);
-    v
-}
-
-/// Moves `len` bytes by `dist` (the destination `dist` bytes above the source) inside a buffer
-/// of exactly `len + |dist|` bytes, flush against the low guard page and then against the high
-/// one, and compares the whole buffer with `slice::copy_within`: the destination holds the
-/// source's old bytes and no other byte changed.
-fn check(g: &mut Guarded, data: &[u8], engine: Engine, mode: Mode, len: usize, dist: isize) {
-    let n = len + dist.unsigned_abs();
-    let src = if dist < 0 { dist.unsigned_abs() } else { 0 };
-    let dest = src.wrapping_add_signed(dist);
-    let mut want = data[..n].to_vec();
-    want.copy_within(src..src + len, dest);
-    for at_end in [false, true] {
-        let buf = if at_end { g.at_end(n) } else { g.at_start(n) };
-        buf.copy_from_slice(&data[..n]);
-        copy_within_with_engine(engine, buf, src..src + len, dest, mode).unwrap();
-        if *buf != want[..] {
-            let at = (0..n).find(|&i| buf[i] != want[i]).unwrap();
-            panic!(
-                "{engine} {mode:?} len {len} by {dist} ({}): first wrong byte at buffer offset \
-                 {at} (destination {dest}..{})",
-                if at_end {
-                    "at the high guard"
-                } else {
-                    "at the low guard"
-                },
-                dest + len
-            );
-        }
-    }
-}
-
-/// Distances to sweep: every one in -256..=256 (every third under an emulator), plus line and
-/// page multiples and their neighbours.
-fn distances() -> Vec<isize> {
-    let mut v: Vec<isize> = if miri() {
-        vec![1, 2, 7, 8, 15, 16, 31, 33, 63, 64, 65, 127, 129]
-    } else {
-        let step = if emulated() { 3 } else { 1 };
-        (1..=256).step_by(step).chain([256]).collect()
-    };
-    for m in [64isize, 128, 4096, 8192] {
-        for k in [1, 2, 3] {
-            v.extend([k * m - 1, k * m, k * m + 1]);
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    let down: Vec<isize> = v.iter().map(|d| -d).collect();
-    v.extend(down);
-    v.push(0);
-    v
-}
-
-/// Lengths: every size class of the copy (scalars, register pairs and quads, the 8-register
-/// shapes, the loops), the streaming cut-over and whole/partial lines around it, a few KiB.
-fn lengths() -> Vec<usize> {
-    if miri() {
-        return vec![0, 1, 3, 9, 17, 33, 65, 130, 257, 600, 1100];
-    }
-    let mut v = boundary_lengths();
-    v.extend([0, 3000, 4095, 4096, 4097, 5000]);
-    v.sort_unstable();
-    v.dedup();
-    v
-}
 
 /// Every distance at every length, every mode, every engine whose code differs.
 #[test]
@@ -150,13 +71,19 @@ fn large_moves() {
 /// agree with `slice::copy_within`.
 #[test]
 fn entry_points_agree() {
-    let lens: &[usize] = if miri() {
-        &[0, 40, 1100]
+    // The inline sizes (to 64 bytes) and their edges, a dispatched one, a streamed one.
+    let (lens, dists): (&[usize], &[isize]) = if miri() {
+        (&[0, 1, 17, 33, 64, 65, 1100], &[-3, 33])
     } else {
-        &[0, 40, 1100, 70_000]
+        (
+            &[
+                0, 1, 2, 5, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65, 1100, 70_000,
+            ],
+            &[-4097, -33, -3, -1, 1, 3, 33, 4097],
+        )
     };
     for &len in lens {
-        for dist in [-4097isize, -3, 3, 4097] {
+        for &dist in dists {
             let n = len + dist.unsigned_abs();
             let src = if dist < 0 { dist.unsigned_abs() } else { 0 };
             let dest = src.wrapping_add_signed(dist);
@@ -290,6 +217,6 @@ fn move_case(n: u16, a: u16, b: u16, dest: u16, m: u8, e: u8) -> bool {
     let mut want = data.clone();
     want.copy_within(start..end, dest);
     let mut got = data;
-    copy_within_with_engine(engine, &mut got, start..end, dest, mode).unwrap();
+    cachecopy::copy_within_with_engine(engine, &mut got, start..end, dest, mode).unwrap();
     got == want
 }

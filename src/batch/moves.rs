@@ -4,6 +4,8 @@
 use core::ops::RangeBounds;
 
 use super::Batch;
+use crate::kernel::moves::{move_inline, INLINE_MOVE};
+use crate::mode::Mode;
 use crate::moves::{checked_range, move_unfenced_on};
 use crate::thresholds::nt_threshold;
 
@@ -29,8 +31,14 @@ impl<'scope> Batch<'scope, '_> {
     #[track_caller]
     pub fn copy_within(&self, buf: &'scope mut [u8], src: impl RangeBounds<usize>, dest: usize) {
         let (start, count) = checked_range("Batch::copy_within", src, dest, buf.len());
-        let store = self.mode.resolve(count, nt_threshold);
         let p = buf.as_mut_ptr();
+        if count <= INLINE_MOVE && self.mode != Mode::FlushCache {
+            // SAFETY: both ranges inside the live buffer (checked above); ordinary stores owe
+            // no fence.
+            unsafe { move_inline(p.add(dest), p.add(start), count) };
+            return;
+        }
+        let store = self.mode.resolve(count, nt_threshold);
         // SAFETY: both ranges inside the live, exclusively borrowed buffer (checked above); the
         // move allows overlap; `self.k` runs here; the batch fences before `buf` is released.
         let owed = unsafe { move_unfenced_on(self.k, p.add(dest), p.add(start), count, store) };

@@ -25,7 +25,8 @@
 //! offset still to be read, and backward the mirror holds. No streamed line is read again by the
 //! move, so none is brought back into the cache.
 
-use super::{copy_temporal, stream_span, temporal, Mem, STREAM_MIN};
+use super::STREAM_MIN;
+use super::{copy_temporal, scalar_pair, scalars, stream_span, temporal, ByteSource, Mem};
 use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
 use crate::vector::Vector;
@@ -75,6 +76,53 @@ pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
             _ if len <= 8 * V::BYTES => temporal::<V, Mem>(dst, Mem(src), len),
             Lie::Down => forward::<V>(dst, src, len),
             Lie::Up => backward::<V>(dst, src, len),
+        }
+    }
+}
+
+/// Moves of at most this many bytes are done inline by [`move_inline`] when the mode allows it,
+/// without the dispatch call, which costs as much as the move itself at these sizes.
+pub(crate) const INLINE_MOVE: usize = 128;
+
+/// Moves `len <= INLINE_MOVE` bytes, the ranges may overlap, in portable code (no target
+/// features, so it inlines into any caller): every load before the first store, as eight,
+/// four or two overlapping 16-byte moves from both ends or a pair of 8/4/2-byte ones (16-byte
+/// moves are SSE2 `movups` on x86_64 and `ldr`/`str q` on aarch64). Under
+/// `cachecopy_integer_only`, the word backend's [`move_temporal`] (no vector register).
+///
+/// # Safety
+/// `src..src + len` readable, `dst..dst + len` writable (they may overlap); `len <=
+/// INLINE_MOVE`.
+#[inline(always)]
+pub(crate) unsafe fn move_inline(dst: *mut u8, src: *const u8, len: usize) {
+    debug_assert!(len <= INLINE_MOVE);
+    // SAFETY: every load and store lies inside `0..len` (each shape is used only when `len` is
+    // at least its span); all loads come before the first store.
+    unsafe {
+        if cfg!(cachecopy_integer_only) {
+            move_temporal::<arch::Word>(dst, src, len);
+        } else if len > 64 {
+            let m = Mem(src);
+            let v: [u128; 8] = core::array::from_fn(|i| {
+                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
+                m.scalar::<u128>(off)
+            });
+            for (i, x) in v.into_iter().enumerate() {
+                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
+                dst.add(off).cast::<u128>().write_unaligned(x);
+            }
+        } else if len >= 32 {
+            let m = Mem(src);
+            let (a, b) = (m.scalar::<u128>(0), m.scalar::<u128>(16));
+            let (c, d) = (m.scalar::<u128>(len - 32), m.scalar::<u128>(len - 16));
+            dst.cast::<u128>().write_unaligned(a);
+            dst.add(16).cast::<u128>().write_unaligned(b);
+            dst.add(len - 32).cast::<u128>().write_unaligned(c);
+            dst.add(len - 16).cast::<u128>().write_unaligned(d);
+        } else if len >= 16 {
+            scalar_pair::<u128, Mem>(dst, Mem(src), len);
+        } else {
+            scalars::<Mem>(dst, Mem(src), len);
         }
     }
 }
