@@ -33,7 +33,7 @@ fn every_mode_copies_and_fills() {
 
 #[test]
 fn every_mode_moves_overlapping_ranges() {
-    let data: Vec<u8> = (0..9000u32).map(|i| (i * 13 + i / 251) as u8).collect();
+    let data: Vec<u8> = (0..10_000u32).map(|i| (i * 13 + i / 251) as u8).collect();
     for m in modes() {
         for len in [0, 1, 63, 64, 4097, 5000] {
             for (from, to) in [(0, 3), (3, 0), (0, 4096), (4096, 0)] {
