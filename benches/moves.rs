@@ -1,8 +1,9 @@
 //! Moves whose ranges overlap (`cachecopy::copy_within`) against glibc `memmove`
 //! (`slice::copy_within`): small moves into a hot buffer (1 B .. 4 KiB, by a third of the length
 //! plus one byte) and large moves into cold buffers (64 KiB .. 64 MiB, by one page), down
-//! (destination below the source) and up. Every backend's Temporal move, and NonTemporal and
-//! Auto on the active backend. Prints the ratios to memmove.
+//! (destination below the source) and up. Every backend's Temporal move (`copy_within_with_engine`)
+//! and the public `copy_within` (inline below 129 bytes, dispatched above) in Temporal,
+//! NonTemporal and Auto. Prints the ratios to memmove.
 //!
 //! `cargo bench --bench moves -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 //! (`CACHECOPY_BENCH_QUICK=1` takes four hot and two cold sizes.)
@@ -12,17 +13,23 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::{copy_within_with_engine, Backend, Engine, Mode};
+use cachecopy::{copy_within, copy_within_with_engine, Backend, Engine, Mode};
 use criterion::{Criterion, Throughput};
 use util::{print_ratios, timed, Dest};
 
 /// One move of `len` bytes by `dist`, down or up, in `buf` (`len + dist` bytes or more).
-fn moved(buf: &mut [u8], len: usize, dist: usize, down: bool, how: Option<(Engine, Mode)>) {
+/// What runs a move: `None` for memmove; else the engine (or the public entry) and the mode.
+type How = Option<(Option<Engine>, Mode)>;
+
+/// `how`: `None` for memmove, an engine for `copy_within_with_engine`, no engine for the
+/// public `copy_within` (its inline path for small moves, dispatch above).
+fn moved(buf: &mut [u8], len: usize, dist: usize, down: bool, how: How) {
     let (src, dest) = if down { (dist, 0) } else { (0, dist) };
     let src = black_box(src);
     match how {
         None => buf.copy_within(src..src + len, dest),
-        Some((e, m)) => copy_within_with_engine(e, buf, src..src + len, dest, m).unwrap(),
+        Some((None, m)) => copy_within(buf, src..src + len, dest, m),
+        Some((Some(e), m)) => copy_within_with_engine(e, buf, src..src + len, dest, m).unwrap(),
     }
     black_box(buf);
 }
@@ -39,13 +46,20 @@ fn bench(c: &mut Criterion) {
     } else {
         vec![64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
     };
-    let active = cachecopy::engine();
-    let mut variants: Vec<(String, Option<(Engine, Mode)>)> = vec![("memmove".into(), None)];
+    let mut variants: Vec<(String, How)> = vec![("memmove".into(), None)];
     for &b in Backend::supported() {
-        variants.push((format!("{}-t", b.name()), Some((b.into(), Mode::Temporal))));
+        variants.push((
+            format!("{}-t", b.name()),
+            Some((Some(b.into()), Mode::Temporal)),
+        ));
     }
-    variants.push(("active-nt".into(), Some((active, Mode::NonTemporal))));
-    variants.push(("active-auto".into(), Some((active, Mode::Auto))));
+    for (name, mode) in [
+        ("t", Mode::Temporal),
+        ("nt", Mode::NonTemporal),
+        ("auto", Mode::Auto),
+    ] {
+        variants.push((format!("copy_within-{name}"), Some((None, mode))));
+    }
     let mut arena = util::arena(cold.last().unwrap() + 4096);
     let page = 4096;
     for down in [true, false] {
