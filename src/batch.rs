@@ -302,5 +302,6 @@ impl<'scope> Batch<'scope, '_> {
     }
 }
 
+mod moves;
 #[cfg(all(test, feature = "std"))]
 mod tests;

@@ -22,6 +22,9 @@
 //!   `dc cvap`/`dc cvac`) of the lines written with ordinary stores, then the fence.
 //! - [`Mode::Auto`]: `NonTemporal` from [`nt_threshold`] bytes up, `Temporal` below.
 //!
+//! Every mode also moves bytes within one buffer, the ranges overlapping: [`copy_within`]
+//! ([`slice::copy_within`] with a mode) and [`move_raw`] (`memmove`).
+//!
 //! # Dispatch
 //! The first call detects the CPU (CPUID and XGETBV without `std`, `std_detect` with it) and
 //! picks the best [`Backend`]; every later call is one indirect call. With `std`,
@@ -38,8 +41,9 @@
 //! the first call, which detects the CPU and reads the `CACHECOPY_*` variables, and not any later
 //! one, however many threads race it and whatever the variables hold (unset, valid or
 //! unparsable). The data path is [`copy`], [`copy_raw`], [`copy_with`], [`copy_with_flush`],
-//! [`fill`], [`fill_raw`], [`zero`], [`fill_with`], [`fill_with_flush`], [`batch`], the cursor
-//! operations in [`iter`], the checksum copies in [`net`], the threshold getters and setters, and
+//! [`fill`], [`fill_raw`], [`zero`], [`fill_with`], [`fill_with_flush`], the moves
+//! ([`copy_within`], [`move_raw`] and their forms), [`batch`], the cursor operations in
+//! [`iter`], the checksum copies in [`net`], the threshold getters and setters, and
 //! [`Backend::active`] / [`Backend::supported`]. A `#[global_allocator]` may therefore call
 //! `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with `getenv`
 //! and parsed in place; a bad value is reported once per process with one `write(2)` from a
@@ -89,6 +93,7 @@ mod dispatch;
 pub mod iter;
 mod kernel;
 mod mode;
+mod moves;
 pub mod net;
 pub mod page;
 pub mod policy;
@@ -107,6 +112,7 @@ pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::Unsupported;
 pub use dispatch::{engine, tuning};
 pub use mode::{Mode, UnknownMode};
+pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,

@@ -7,7 +7,7 @@
 //!   looks for, so a green Bochs run that never ran AVX-512 code cannot pass.
 
 mod common;
-use cachecopy::Backend;
+use cachecopy::{Backend, Engine};
 use common::*;
 
 #[test]
@@ -54,5 +54,20 @@ fn avx512_backend_tables() {
         }
     }
     table_fill_guard_pages(b, &[129, 200, 4097]);
+    // Overlapping moves, with masked and with overlapping edges: distances around a register,
+    // a line and a page; lengths across the masked, pair, quad, eight-register and loop shapes
+    // and the streamed body (reduced: Bochs runs ~100x slower than native).
+    for e in [
+        Engine::from(b),
+        Engine::new(b, b, cachecopy::Edges::Overlap),
+    ] {
+        common::moves::table(
+            e,
+            &[1, 2, 31, 63, 64, 65, 127, 128, 200, 4096],
+            &[
+                0, 1, 17, 63, 64, 65, 127, 129, 255, 257, 511, 513, 1100, 1291, 4097,
+            ],
+        );
+    }
     println!("cachecopy: AVX512 BACKEND EXERCISED");
 }

@@ -174,7 +174,15 @@ const VARS: [&str; 5] = [
     "CACHECOPY_BACKEND",
 ];
 
-const OPS: [&str; 6] = ["copy", "fill", "csum", "iter_from", "iter_to", "csum_iter"];
+const OPS: [&str; 7] = [
+    "copy",
+    "fill",
+    "csum",
+    "iter_from",
+    "iter_to",
+    "csum_iter",
+    "move",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -663,6 +671,23 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
                 let (y, z) = rest.split_at_mut(b);
                 let mut segs = [IoVecMut::new(x), IoVecMut::new(y), IoVecMut::new(z)];
                 *got = csum_and_copy_to_iter(src, &mut Dest::iovec(&mut segs), mode);
+            }
+            ("move", _) => {
+                // The source lands `d` bytes off its place, then an overlapping move puts it
+                // back (down on pass 0 through `copy_within`, up on pass 1 with a backend) and
+                // a copy fills the rest: `dst == src` when every step is right.
+                let d = len / 3 + 1;
+                if pass == 0 {
+                    cachecopy::copy(&mut dst[d..], &src[..len - d], Mode::Temporal);
+                    cachecopy::copy_within(dst, d.., 0, mode);
+                    cachecopy::copy(&mut dst[len - d..], &src[len - d..], Mode::Temporal);
+                } else {
+                    cachecopy::copy(&mut dst[..len - d], &src[d..], Mode::Temporal);
+                    let e = backend.into();
+                    cachecopy::copy_within_with_engine(e, dst, ..len - d, d, mode).unwrap();
+                    cachecopy::copy(&mut dst[..d], &src[..d], Mode::Temporal);
+                }
+                *got = (len, 0);
             }
             _ => unreachable!(),
         }

@@ -194,6 +194,62 @@ pub unsafe extern "C" fn cachecopy_fill_unfenced(
     0
 }
 
+/// Moves `len` bytes from `src` to `dst` with the cache policy `mode`, as `memmove`: the
+/// ranges may overlap, and on return `dst` holds what `src` held before the call. Fenced, as
+/// cachecopy_copy. CACHECOPY_NONTEMPORAL streams whole destination lines even when the ranges
+/// overlap (walking in the direction that never overwrites a source byte not yet read), where
+/// glibc's memmove stays temporal.
+///
+/// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes (they may overlap), and neither accessed by
+/// another thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn cachecopy_move(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    mode: ModeArg,
+) -> c_int {
+    let Some(mode) = mode.mode() else {
+        return EINVAL;
+    };
+    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
+        return EINVAL;
+    }
+    // SAFETY: the caller's contract (readable `src`, writable `dst`, `len` bytes, overlap
+    // allowed, no concurrent access); checked above: non-null and `len <= isize::MAX` when
+    // `len > 0`.
+    unsafe { cachecopy::move_raw(dst.cast(), src.cast(), len, mode) };
+    0
+}
+
+/// cachecopy_move without the closing fence; call cachecopy_fence() before publishing (see
+/// cachecopy_copy_unfenced).
+///
+/// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
+///
+/// # Safety
+/// As `cachecopy_move`, and the fence obligation of `cachecopy_copy_unfenced`.
+#[no_mangle]
+pub unsafe extern "C" fn cachecopy_move_unfenced(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    mode: ModeArg,
+) -> c_int {
+    let Some(mode) = mode.mode() else {
+        return EINVAL;
+    };
+    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
+        return EINVAL;
+    }
+    // SAFETY: as in `cachecopy_move`; the caller owes the fence (documented above).
+    unsafe { cachecopy::move_raw_unfenced(dst.cast(), src.cast(), len, mode) };
+    0
+}
+
 /// Completes every streaming store and cache write-back this thread issued: after it, the
 /// destinations of earlier unfenced copies and fills may be published. x86_64: `sfence`;
 /// aarch64: `dsb sy`. It costs about a 1-2 KiB copy: call it once per batch, not per buffer.

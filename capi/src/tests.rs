@@ -32,6 +32,34 @@ fn every_mode_copies_and_fills() {
 }
 
 #[test]
+fn every_mode_moves_overlapping_ranges() {
+    let data: Vec<u8> = (0..10_000u32).map(|i| (i * 13 + i / 251) as u8).collect();
+    for m in modes() {
+        for len in [0, 1, 63, 64, 4097, 5000] {
+            for (from, to) in [(0, 3), (3, 0), (0, 4096), (4096, 0)] {
+                let mut buf = data.clone();
+                let mut want = data.clone();
+                want.copy_within(from..from + len, to);
+                let p = buf.as_mut_ptr();
+                // SAFETY: both ranges inside `buf`; overlap is allowed.
+                let r = unsafe { cachecopy_move(p.add(to).cast(), p.add(from).cast(), len, m) };
+                assert_eq!(r, 0);
+                assert!(buf == want, "move {len} from {from} to {to}");
+                let mut buf = data.clone();
+                let p = buf.as_mut_ptr();
+                // SAFETY: as above; fenced just below.
+                let r = unsafe {
+                    cachecopy_move_unfenced(p.add(to).cast(), p.add(from).cast(), len, m)
+                };
+                cachecopy_fence();
+                assert_eq!(r, 0);
+                assert!(buf == want, "unfenced move {len} from {from} to {to}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_modes_and_nulls_write_nothing() {
     let src = [1u8; 256];
     let mut dst = [0u8; 256];
@@ -48,6 +76,11 @@ fn bad_modes_and_nulls_write_nothing() {
             assert_eq!(cachecopy_copy_unfenced(d, s, 256, b), EINVAL);
             assert_eq!(cachecopy_fill(d, 9, 256, b), EINVAL);
             assert_eq!(cachecopy_fill_unfenced(d, 9, 256, b), EINVAL);
+            assert_eq!(cachecopy_move(d, s, 256, b), EINVAL);
+            assert_eq!(
+                cachecopy_move_unfenced(d.cast::<u8>().add(1).cast(), d, 9, b),
+                EINVAL
+            );
             assert_eq!(cachecopy_csum_and_copy(d, s, 256, b), 0);
             let iov = libc::iovec {
                 iov_base: d,
@@ -62,6 +95,13 @@ fn bad_modes_and_nulls_write_nothing() {
             assert_eq!(cachecopy_copy(d, s, isize::MAX as usize + 1, m), EINVAL);
             assert_eq!(cachecopy_fill(null_mut, 1, 1, m), EINVAL);
             assert_eq!(cachecopy_fill(d, 1, usize::MAX, m), EINVAL);
+            assert_eq!(cachecopy_move(null_mut, s, 1, m), EINVAL);
+            assert_eq!(cachecopy_move(d, null, 1, m), EINVAL);
+            assert_eq!(
+                cachecopy_move_unfenced(d, s, isize::MAX as usize + 1, m),
+                EINVAL
+            );
+            assert_eq!(cachecopy_move(null_mut, null, 0, m), 0);
             assert_eq!(cachecopy_copy(null_mut, null, 0, m), 0);
             assert_eq!(cachecopy_fill(null_mut, 1, 0, m), 0);
             assert_eq!(

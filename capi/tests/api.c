@@ -11,6 +11,9 @@
  *   default CACHECOPY_AUTO threshold and once with threshold 0 (every AUTO call streams);
  * - iovec gathers and scatters over random segment lists against a flat model;
  * - checksums against a reference RFC 1071 sum;
+ * - moves (cachecopy_move, cachecopy_move_unfenced + fence): overlapping ranges in one guarded
+ *   buffer, every mode, both directions, distances from 1 byte to past a page, lengths across
+ *   the size classes and past the streaming cut-over, against memmove on a model of the buffer;
  * - bad modes and NULLs: -EINVAL (or 0) and nothing written.
  */
 #include "check.h"
@@ -281,6 +284,52 @@ static void checksums(void)
     guarded_free(&d);
 }
 
+/* ------------------------------------------------------------------ moves */
+
+/* Moves `len` bytes by `dist` inside a buffer of exactly len + |dist| bytes flush against the
+ * low or the high guard page, against memmove on a model of the whole buffer. */
+static void moves(void)
+{
+    static const size_t lens[] = {0, 1, 2, 7, 16, 31, 64, 100, 255, 513, 1023, 1024, 1025, 3000,
+                                  4099, 70001};
+    static const long dists[] = {1, 2, 3, 15, 17, 31, 63, 64, 65, 200, 4095, 4096, 4097, 70000};
+    size_t maxn = 70001 + 70000, li, di;
+    struct guarded g = guarded_new(maxn);
+    unsigned char *model = malloc(maxn), *data = malloc(maxn);
+    int m, high, unfenced, sign;
+    if (!model || !data)
+        exit(2);
+    fill_pattern(data, maxn, 11);
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (di = 0; di < sizeof dists / sizeof dists[0]; di++)
+            for (sign = -1; sign <= 1; sign += 2)
+                for (m = 0; m < NMODES; m++)
+                    for (high = 0; high < 2; high++)
+                        for (unfenced = 0; unfenced < 2; unfenced++) {
+                            size_t len = lens[li], d = (size_t)dists[di], n = len + d;
+                            size_t so = sign < 0 ? d : 0, doff = sign < 0 ? 0 : d;
+                            unsigned char *buf = high ? g.hi - n : g.lo;
+                            int rc;
+                            memcpy(buf, data, n);
+                            memcpy(model, data, n);
+                            memmove(model + doff, model + so, len);
+                            if (unfenced) {
+                                rc = cachecopy_move_unfenced(buf + doff, buf + so, len, MODES[m]);
+                                cachecopy_fence();
+                            } else {
+                                rc = cachecopy_move(buf + doff, buf + so, len, MODES[m]);
+                            }
+                            CHECK(rc == 0, "move rc %d", rc);
+                            CHECK(memcmp(buf, model, n) == 0,
+                                  "move%s %s len %zu by %s%zu (flush %s): differs from memmove",
+                                  unfenced ? "_unfenced" : "", MODE_NAMES[m], len,
+                                  sign < 0 ? "-" : "+", d, high ? "high" : "low");
+                        }
+    free(model);
+    free(data);
+    guarded_free(&g);
+}
+
 /* ------------------------------------------------------------------ refusals */
 
 static void refusals(void)
@@ -301,6 +350,8 @@ static void refusals(void)
         CHECK(cachecopy_fill(dst, 1, sizeof dst, mode) == -EINVAL, "fill mode %d", bad[b]);
         CHECK(cachecopy_fill_unfenced(dst, 1, sizeof dst, mode) == -EINVAL, "mode %d", bad[b]);
         CHECK(cachecopy_copy(dst, src, 0, mode) == -EINVAL, "len 0, mode %d", bad[b]);
+        CHECK(cachecopy_move(dst, src, sizeof dst, mode) == -EINVAL, "move mode %d", bad[b]);
+        CHECK(cachecopy_move_unfenced(dst, dst + 1, 9, mode) == -EINVAL, "mode %d", bad[b]);
         CHECK(cachecopy_csum_and_copy(dst, src, sizeof dst, mode) == 0, "csum mode %d", bad[b]);
         CHECK(cachecopy_copy_from_iov(dst, sizeof dst, &iov, 1, mode) == 0, "mode %d", bad[b]);
         CHECK(cachecopy_copy_to_iov(&iov, 1, src, sizeof src, mode) == 0, "mode %d", bad[b]);
@@ -313,6 +364,11 @@ static void refusals(void)
         CHECK(cachecopy_fill_unfenced(NULL, 0, 1, MODES[m]) == -EINVAL, "NULL fill");
         CHECK(cachecopy_copy(dst, src, (size_t)PTRDIFF_MAX + 1, MODES[m]) == -EINVAL, "huge");
         CHECK(cachecopy_fill(dst, 0, SIZE_MAX, MODES[m]) == -EINVAL, "huge fill");
+        CHECK(cachecopy_move(NULL, src, 1, MODES[m]) == -EINVAL, "NULL move dst");
+        CHECK(cachecopy_move(dst, NULL, 1, MODES[m]) == -EINVAL, "NULL move src");
+        CHECK(cachecopy_move_unfenced(NULL, dst, 1, MODES[m]) == -EINVAL, "NULL move dst");
+        CHECK(cachecopy_move(dst, dst + 1, (size_t)PTRDIFF_MAX + 1, MODES[m]) == -EINVAL, "huge");
+        CHECK(cachecopy_move(NULL, NULL, 0, MODES[m]) == 0, "NULL move, len 0");
         CHECK(cachecopy_csum_and_copy(NULL, src, 1, MODES[m]) == 0, "NULL csum dst");
         CHECK(cachecopy_copy(NULL, NULL, 0, MODES[m]) == 0, "NULL, len 0");
         CHECK(cachecopy_fill(NULL, 0, 0, MODES[m]) == 0, "NULL, len 0");
@@ -338,6 +394,7 @@ int main(void)
     refusals();
     checksums();
     iovecs();
+    moves();
     copies_and_fills();
     return check_summary("capi_api");
 }

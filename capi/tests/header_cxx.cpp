@@ -16,6 +16,9 @@ int main()
         bad |= cachecopy_copy(dst, src, sizeof src, m);
         bad |= std::memcmp(dst, src, sizeof src) != 0;
     }
+    bad |= cachecopy_move(dst, dst + 2, 8, CACHECOPY_AUTO);
+    bad |= std::memcmp(dst, src + 2, 8) != 0;
+    bad |= cachecopy_move_unfenced(dst + 1, dst, 8, CACHECOPY_FLUSHCACHE);
     bad |= cachecopy_fill_unfenced(dst, 0, sizeof dst, CACHECOPY_AUTO);
     cachecopy_fence();
     std::printf("header (C++): %s on %s, %s\n", cachecopy_version(), cachecopy_backend(),

@@ -1,5 +1,6 @@
 //! Arbitrary backend, mode, offsets, length and bytes versus the reference copy and fill, with
-//! canaries around the destination.
+//! canaries around the destination; and overlapping moves (`copy_within`) by an arbitrary
+//! distance, down or up, versus `slice::copy_within` over the whole buffer.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -22,6 +23,8 @@ struct Case {
     len: u16,
     fill: Option<u8>,
     flush: u8,
+    /// When set, a move within one buffer by this many bytes (negative: down) instead.
+    moved: Option<i16>,
     bytes: Vec<u8>,
 }
 
@@ -39,6 +42,26 @@ fuzz_target!(|c: Case| {
     } else {
         c.bytes.iter().copied().cycle().take(so + len).collect()
     };
+    if let Some(dist) = c.moved {
+        // A buffer of `len + |dist|` bytes plus `so` and a canary tail: the move's source at
+        // `so` (down) or its destination there (up); the reference is std's move.
+        let d = dist.unsigned_abs() as usize;
+        let n = so + len + d + 64;
+        let mut buf: Vec<u8> = src.iter().copied().cycle().take(n).collect();
+        if buf.len() < n {
+            buf.resize(n, 0x22);
+        }
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b ^= (i as u32).wrapping_mul(0x9e37_79b9).to_be_bytes()[0]; // break the cycle's period
+        }
+        let (from, to) = if dist < 0 { (so + d, so) } else { (so, so + d) };
+        let mut want = buf.clone();
+        want.copy_within(from..from + len, to);
+        let e = cachecopy::Engine::from(backend);
+        cachecopy::copy_within_with_engine(e, &mut buf, from..from + len, to, mode).unwrap();
+        assert!(buf == want, "move {len} by {dist} from {from}: differs from copy_within");
+        return;
+    }
     let mut dst = vec![CANARY; d_o + len + 64];
     match c.fill {
         None => {

@@ -13,6 +13,7 @@ mod frames;
 mod json;
 mod machine;
 mod measure;
+mod moves;
 mod plan;
 mod plot;
 mod pollution;
@@ -77,6 +78,7 @@ fn report(o: &Options) -> Result<(), String> {
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
     small::section(&mut s);
+    moves::section(&mut s);
     let iterations = s.plan.samples;
     s.finish();
 

@@ -33,6 +33,25 @@ pub(crate) struct Kernels {
     pub(crate) csum_copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp) -> u32,
     /// Unfenced pieces for the scatter-gather cursors (`crate::iter`).
     pub(crate) iter: IterKernels,
+    /// Moves whose ranges may overlap (`crate::moves`).
+    pub(crate) moves: MoveKernels,
+}
+
+/// Entry points of one backend for moves whose ranges may overlap (`kernel::moves`): `temporal`
+/// belongs to the engine's temporal job, the others to its streaming job.
+#[derive(Clone, Copy)]
+pub(crate) struct MoveKernels {
+    /// Ordinary stores.
+    pub(crate) temporal: unsafe fn(*mut u8, *const u8, usize),
+    /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.
+    pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize),
+    /// Streamed, every destination line written back, then the completion fence.
+    pub(crate) flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
+    /// As `nontemporal` from two lines up, without the fence; returns whether anything
+    /// streamed (so a fence is owed).
+    pub(crate) stream: unsafe fn(*mut u8, *const u8, usize) -> bool,
+    /// As `flush`, without the completion fence.
+    pub(crate) flush_unfenced: unsafe fn(*mut u8, *const u8, usize, FlushOp),
 }
 
 /// Entry points of one backend for the cursors. None of them fences.
@@ -123,6 +142,16 @@ macro_rules! kernels {
             entry!([$($feature)?]
                 fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
                 sum::flush_unfenced::<$v>(d, s, n, op));
+            entry!([$($feature)?] fn move_t(d: *mut u8, s: *const u8, n: usize) =
+                crate::kernel::moves::move_temporal::<$v>(d, s, n));
+            entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize) =
+                crate::kernel::moves::move_nontemporal::<$v>(d, s, n));
+            entry!([$($feature)?] fn move_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
+                crate::kernel::moves::move_flush::<$v>(d, s, n, op));
+            entry!([$($feature)?] fn move_s(d: *mut u8, s: *const u8, n: usize) -> bool =
+                crate::kernel::moves::move_stream::<$v>(d, s, n));
+            entry!([$($feature)?] fn move_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
+                crate::kernel::moves::move_flush_unfenced::<$v>(d, s, n, op));
             Kernels {
                 engine: $engine,
                 copy_temporal: copy_t,
@@ -145,6 +174,13 @@ macro_rules! kernels {
                     gather_finish: g_finish,
                     csum_copy_stream: csum_copy_s,
                     csum_copy_flush: csum_copy_f,
+                },
+                moves: MoveKernels {
+                    temporal: move_t,
+                    nontemporal: move_nt,
+                    flush: move_fc,
+                    stream: move_s,
+                    flush_unfenced: move_f,
                 },
             }
         };
@@ -279,6 +315,10 @@ const fn compose(t: &Kernels, s: &Kernels, edges: Edges) -> Kernels {
         csum_copy_nontemporal: s.csum_copy_nontemporal,
         csum_copy_flush: s.csum_copy_flush,
         iter: s.iter,
+        moves: MoveKernels {
+            temporal: t.moves.temporal,
+            ..s.moves
+        },
     }
 }
 

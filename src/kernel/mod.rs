@@ -20,6 +20,7 @@
 //! buffers themselves, never bytes beyond them.
 
 pub(crate) mod gather;
+pub(crate) mod moves;
 pub(crate) mod small;
 pub(crate) mod sum;
 

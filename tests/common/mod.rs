@@ -3,6 +3,8 @@
 
 use cachecopy::{Backend, Engine, Mode};
 
+pub mod moves;
+
 #[path = "../../src/testutil.rs"]
 mod testutil;
 #[allow(unused_imports)] // each test binary uses some of them

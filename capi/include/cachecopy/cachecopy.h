@@ -12,7 +12,8 @@
  * - never unwinds into C: a Rust panic inside aborts the process (extern "C", Rust >= 1.81).
  *
  * Buffers: dst must be writable and src readable for len bytes. Overlapping buffers are
- * undefined behaviour, as for memcpy (use memmove). No alignment is ever required.
+ * undefined behaviour, as for memcpy, except for cachecopy_move (as memmove). No alignment is
+ * ever required.
  * Return codes: 0 on success; -EINVAL (see <errno.h>) when mode is not one of the
  * cachecopy_mode values, when a pointer is NULL with len > 0, or when len > PTRDIFF_MAX;
  * nothing is written then. A NULL pointer with len == 0 is fine.
@@ -97,6 +98,28 @@ int cachecopy_copy_unfenced(void *dst, const void *src, size_t len, cachecopy_mo
 // # Safety
 // As `cachecopy_fill`, and the fence obligation of `cachecopy_copy_unfenced`.
 int cachecopy_fill_unfenced(void *dst, int byte, size_t len, cachecopy_mode mode);
+
+// Moves `len` bytes from `src` to `dst` with the cache policy `mode`, as `memmove`: the
+// ranges may overlap, and on return `dst` holds what `src` held before the call. Fenced, as
+// cachecopy_copy. CACHECOPY_NONTEMPORAL streams whole destination lines even when the ranges
+// overlap (walking in the direction that never overwrites a source byte not yet read), where
+// glibc's memmove stays temporal.
+//
+// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
+//
+// # Safety
+// `src` readable and `dst` writable for `len` bytes (they may overlap), and neither accessed by
+// another thread during the call.
+int cachecopy_move(void *dst, const void *src, size_t len, cachecopy_mode mode);
+
+// cachecopy_move without the closing fence; call cachecopy_fence() before publishing (see
+// cachecopy_copy_unfenced).
+//
+// Returns 0, or -EINVAL with nothing written (as cachecopy_copy).
+//
+// # Safety
+// As `cachecopy_move`, and the fence obligation of `cachecopy_copy_unfenced`.
+int cachecopy_move_unfenced(void *dst, const void *src, size_t len, cachecopy_mode mode);
 
 // Completes every streaming store and cache write-back this thread issued: after it, the
 // destinations of earlier unfenced copies and fills may be published. x86_64: `sfence`;

@@ -1,0 +1,201 @@
+//! Section 9: moves whose ranges overlap (`cachecopy::copy_within`) against glibc's `memmove`
+//! (`slice::copy_within`). Small moves hot (1 B - 4 KiB, by a third of their length plus one
+//! byte), large moves cold (64 KiB up, by one page), each down (destination below the source)
+//! and up. Every variant moves in its own buffers; rounds interleave the variants in a fresh
+//! order; each cell is the median over rounds and the ratio to `memmove` paired per round.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use cachecopy::Mode;
+
+use crate::measure::{round_order, Buf, Dest};
+use crate::session::Session;
+use crate::stats::{paired_ratio, Summary};
+use crate::text::{self, num, ratio, size};
+
+/// The variants, `memmove` first (the reference of every ratio).
+const VARIANTS: [Option<Mode>; 4] = [
+    None,
+    Some(Mode::Temporal),
+    Some(Mode::NonTemporal),
+    Some(Mode::Auto),
+];
+
+fn name(v: Option<Mode>) -> &'static str {
+    v.map_or("memmove", Mode::name)
+}
+
+/// One move of `buf[src..src + len]` to `dest`.
+#[inline]
+fn run(v: Option<Mode>, buf: &mut [u8], src: usize, len: usize, dest: usize) {
+    let src = black_box(src);
+    match v {
+        None => buf.copy_within(src..src + len, dest),
+        Some(m) => cachecopy::copy_within(buf, src..src + len, dest, m),
+    }
+    black_box(buf);
+}
+
+/// `(src, dest)` of a move by `dist` bytes, down or up, in a buffer of `len + dist` bytes.
+fn ends(down: bool, dist: usize) -> (usize, usize) {
+    if down {
+        (dist, 0)
+    } else {
+        (0, dist)
+    }
+}
+
+/// One table: per size and direction, each variant's per-round figures (ns per move).
+struct Table {
+    sizes: Vec<usize>,
+    /// `[size][direction (down, up)][variant]`: ns per move, one per round.
+    ns: Vec<[Vec<Vec<f64>>; 2]>,
+}
+
+/// Small moves, each variant in its own hot 8 KiB buffer, `runs` moves per sample.
+fn hot(sizes: &[usize], samples: usize, mut tick: impl FnMut()) -> Table {
+    let mut bufs: Vec<Buf> = VARIANTS.iter().map(|_| Buf::new(8 << 10, 0x3c)).collect();
+    let mut ns = Vec::new();
+    for &len in sizes {
+        let dist = len / 3 + 1;
+        let runs = (256 << 10) / (len + 64);
+        let mut cell: [Vec<Vec<f64>>; 2] = [vec![Vec::new(); 4], vec![Vec::new(); 4]];
+        for (d, down) in [true, false].into_iter().enumerate() {
+            let (src, dest) = ends(down, dist);
+            for (i, &v) in VARIANTS.iter().enumerate() {
+                run(v, bufs[i].as_mut_slice(), src, len, dest); // warm-up
+            }
+            for round in 0..samples {
+                for i in round_order(VARIANTS.len(), round) {
+                    let buf = bufs[i].as_mut_slice();
+                    let t = Instant::now();
+                    for _ in 0..runs {
+                        run(VARIANTS[i], buf, src, len, dest);
+                    }
+                    cell[d][i].push(t.elapsed().as_nanos().max(1) as f64 / runs as f64);
+                }
+            }
+        }
+        ns.push(cell);
+        tick();
+    }
+    Table {
+        sizes: sizes.to_vec(),
+        ns,
+    }
+}
+
+/// Large moves by one page, each into a cold slot of the arena (so each variant's buffer is
+/// one nobody touched recently), `runs` moves per sample.
+fn cold(s: &mut Session, sizes: &[usize], samples: usize, mut tick: impl FnMut()) -> Table {
+    let page = 4096;
+    let mut ns = Vec::new();
+    for &len in sizes {
+        let runs = ((16 << 20) / len).clamp(1, 64);
+        let mut cell: [Vec<Vec<f64>>; 2] = [vec![Vec::new(); 4], vec![Vec::new(); 4]];
+        for (d, down) in [true, false].into_iter().enumerate() {
+            let (src, dest) = ends(down, page);
+            for round in 0..samples {
+                for i in round_order(VARIANTS.len(), round) {
+                    let mut total = 0u128;
+                    for _ in 0..runs {
+                        let buf = s.arena.dest(Dest::Cold, len + page);
+                        let t = Instant::now();
+                        run(VARIANTS[i], buf, src, len, dest);
+                        total += t.elapsed().as_nanos();
+                    }
+                    cell[d][i].push(total.max(1) as f64 / runs as f64);
+                }
+            }
+        }
+        ns.push(cell);
+        tick();
+    }
+    Table {
+        sizes: sizes.to_vec(),
+        ns,
+    }
+}
+
+/// The text of one table: per size, `memmove`'s figure (ns hot, GB/s cold) then each mode's
+/// ratio to it (speed: > 1 is faster), down then up.
+fn print(t: &Table, gbs: bool) -> String {
+    let mut header = vec!["size".to_string()];
+    for dir in ["down", "up"] {
+        header.push(format!("memmove {dir} {}", if gbs { "GB/s" } else { "ns" }));
+        for &v in &VARIANTS[1..] {
+            header.push(format!("{} {dir}", name(v)));
+        }
+    }
+    let rows: Vec<Vec<String>> = t
+        .sizes
+        .iter()
+        .zip(&t.ns)
+        .map(|(&len, cell)| {
+            let mut row = vec![size(len)];
+            for dir in cell {
+                let base = Summary::of(&dir[0]).expect("samples >= 1");
+                row.push(if gbs {
+                    num(len as f64 / base.median)
+                } else {
+                    num(base.median)
+                });
+                for times in &dir[1..] {
+                    // Speed ratio: memmove's time over the mode's, per round.
+                    let r = paired_ratio(&dir[0], times).expect("samples >= 1");
+                    row.push(ratio(&r));
+                }
+            }
+            row
+        })
+        .collect();
+    text::grid(&header, &rows)
+}
+
+/// Measures and prints section 9.
+pub fn section(s: &mut Session) {
+    s.start("9. moves");
+    let samples = s.plan.samples.max(2);
+    // Cold sizes: those of which the arena holds at least 8 slots, so a move never lands in a
+    // slot touched recently (16 MiB with --quick, 64 MiB in a full run).
+    let slots = s.arena.len() / 8;
+    let cold_sizes: Vec<usize> = [64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
+        .into_iter()
+        .filter(|&n| n + 4096 <= slots)
+        .collect();
+    let hot_sizes: Vec<usize> = (0..=12).map(|k| 1usize << k).collect();
+    let tick = s.ticker();
+    let h = hot(&hot_sizes, samples, tick);
+    let tick = s.ticker();
+    let c = cold(s, &cold_sizes, samples, tick);
+    let mut out = String::from(
+        "9. Moves (overlapping ranges, cachecopy::copy_within) against glibc memmove \
+         (slice::copy_within): memmove's figure, then each mode's speed ÷ memmove's \
+         (> 1 faster), median of interleaved rounds\n",
+    );
+    out.push_str("   hot, by len/3 + 1 bytes (ns per move):\n");
+    out.push_str(&print(&h, false));
+    out.push_str("   cold, by one page (GB/s moved):\n");
+    out.push_str(&print(&c, true));
+    out.push('\n');
+    s.print(&out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_is_timed_and_printed() {
+        let t = hot(&[1, 100], 2, || {});
+        assert!(t
+            .ns
+            .iter()
+            .all(|c| c.iter().all(|d| d.iter().all(|v| v.len() == 2))));
+        let text = print(&t, false);
+        assert!(text.contains("memmove down ns"), "{text}");
+        assert!(text.contains("Auto up"), "{text}");
+        assert!(text.contains("100 B"), "{text}");
+    }
+}

@@ -1,0 +1,354 @@
+//! Moves: copies whose source and destination may overlap (`memmove`), in every store kind,
+//! written once over [`Vector`] like the copy beside it.
+//!
+//! Which way the bytes may go depends on how the ranges lie ([`Lie`]):
+//! - **disjoint** (the distance is at least the length, or nothing moves): the copy kernels
+//!   themselves, untouched;
+//! - **the same range**: nothing to move (a `FlushCache` move still writes the range back);
+//! - **at most eight registers**: [`temporal`]'s small shapes, which load every register before
+//!   storing any, so no overlap can break them (LLVM libc and glibc move small sizes the same way);
+//! - **larger, destination below the source** ([`Lie::Down`]): forward. A store to destination
+//!   offset `o` overwrites source offset `o - d` (`d` the distance), which the forward walk has
+//!   already read; only the source's last `4W` bytes can be overwritten before they are read, so
+//!   they are loaded first (with the first register, whose store would overwrite bytes the loop
+//!   still reads) and stored last: glibc's `memmove` shape;
+//! - **larger, destination above the source** ([`Lie::Up`]): the mirror, backward, with the
+//!   source's first `4W` bytes and last register loaded first.
+//!
+//! Streaming moves keep the copy's rule, whole destination lines streamed and the partial lines at
+//! both ends written with ordinary stores (never one line both ways), and walk in the direction
+//! that never overwrites a source byte not yet read: forward (head partial line, lines ascending,
+//! registers ascending within a line, tail partial line) when the destination is below the source,
+//! backward (tail, lines descending, registers descending, head) when it is above. Each register
+//! is loaded before the store that could overwrite it, whatever the distance, even one byte: in
+//! the forward walk a store to `o..o + W` overwrites source offsets `o - d..o + W - d`, below every
+//! offset still to be read, and backward the mirror holds. No streamed line is read again by the
+//! move, so none is brought back into the cache.
+
+use super::STREAM_MIN;
+use super::{copy_temporal, scalar_pair, scalars, stream_span, temporal, ByteSource, Mem};
+use crate::arch::{self, STREAM_LINE};
+use crate::cpu::FlushOp;
+use crate::vector::Vector;
+
+/// How a destination lies against its source.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lie {
+    /// No byte in common (or `len == 0`): a copy.
+    Disjoint,
+    /// The same range: nothing moves.
+    Same,
+    /// Overlapping, the destination below the source: walk forward.
+    Down,
+    /// Overlapping, the destination above the source: walk backward.
+    Up,
+}
+
+#[inline(always)]
+fn lie(dst: *mut u8, src: *const u8, len: usize) -> Lie {
+    let below = (src as usize).wrapping_sub(dst as usize);
+    let above = (dst as usize).wrapping_sub(src as usize);
+    if below >= len && above >= len {
+        Lie::Disjoint
+    } else if below == 0 {
+        Lie::Same
+    } else if (dst as usize) < (src as usize) {
+        Lie::Down
+    } else {
+        Lie::Up
+    }
+}
+
+/// A `Temporal` move of any length, any overlap.
+///
+/// # Safety
+/// `src..src + len` readable and `dst..dst + len` writable (they may overlap); the backend's
+/// features present.
+#[inline(always)]
+pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: (whole body) forwarded contract; each branch is argued at its function.
+    unsafe {
+        match lie(dst, src, len) {
+            Lie::Disjoint => copy_temporal::<V>(dst, src, len),
+            Lie::Same => {}
+            // Every shape of `temporal` up to eight registers loads all of them before the
+            // first store (tests/moves.rs runs every distance over these sizes).
+            _ if len <= 8 * V::BYTES => temporal::<V, Mem>(dst, Mem(src), len),
+            Lie::Down => forward::<V>(dst, src, len),
+            Lie::Up => backward::<V>(dst, src, len),
+        }
+    }
+}
+
+/// Moves of at most this many bytes are done inline by [`move_inline`] when the mode allows it,
+/// without the dispatch call, which costs as much as the move itself at these sizes.
+pub(crate) const INLINE_MOVE: usize = 128;
+
+/// Moves `len <= INLINE_MOVE` bytes, the ranges may overlap, in portable code (no target
+/// features, so it inlines into any caller): every load before the first store, as eight,
+/// four or two overlapping 16-byte moves from both ends or a pair of 8/4/2-byte ones (16-byte
+/// moves are SSE2 `movups` on x86_64 and `ldr`/`str q` on aarch64). Under
+/// `cachecopy_integer_only`, the word backend's [`move_temporal`] (no vector register).
+///
+/// # Safety
+/// `src..src + len` readable, `dst..dst + len` writable (they may overlap); `len <=
+/// INLINE_MOVE`.
+#[inline(always)]
+pub(crate) unsafe fn move_inline(dst: *mut u8, src: *const u8, len: usize) {
+    debug_assert!(len <= INLINE_MOVE);
+    // SAFETY: every load and store lies inside `0..len` (each shape is used only when `len` is
+    // at least its span); all loads come before the first store.
+    unsafe {
+        if cfg!(cachecopy_integer_only) {
+            move_temporal::<arch::Word>(dst, src, len);
+        } else if len > 64 {
+            let m = Mem(src);
+            let v: [u128; 8] = core::array::from_fn(|i| {
+                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
+                m.scalar::<u128>(off)
+            });
+            for (i, x) in v.into_iter().enumerate() {
+                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
+                dst.add(off).cast::<u128>().write_unaligned(x);
+            }
+        } else if len >= 32 {
+            let m = Mem(src);
+            let (a, b) = (m.scalar::<u128>(0), m.scalar::<u128>(16));
+            let (c, d) = (m.scalar::<u128>(len - 32), m.scalar::<u128>(len - 16));
+            dst.cast::<u128>().write_unaligned(a);
+            dst.add(16).cast::<u128>().write_unaligned(b);
+            dst.add(len - 32).cast::<u128>().write_unaligned(c);
+            dst.add(len - 16).cast::<u128>().write_unaligned(d);
+        } else if len >= 16 {
+            scalar_pair::<u128, Mem>(dst, Mem(src), len);
+        } else {
+            scalars::<Mem>(dst, Mem(src), len);
+        }
+    }
+}
+
+/// `len > 8W`, `dst < src`: the first register and the last four loaded up front, a body of
+/// `4W` per iteration to aligned destination addresses walking up, then the five stored.
+///
+/// # Safety
+/// As [`move_temporal`], `len > 8 * V::BYTES`.
+#[inline(always)]
+unsafe fn forward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    let w = V::BYTES;
+    // SAFETY: every load and store lies in `0..len` (`last = len - 4w > 4w`, the loop stores
+    // below `last + 4w = len`). An iteration loads its block before storing it and its stores
+    // overwrite source bytes below the block's end, all read already; the bytes the loop may
+    // overwrite before reading them (the last `4w` and, through the first store, the first `w`)
+    // were loaded first.
+    unsafe {
+        let first = V::load(src);
+        let last = len - 4 * w;
+        let t0 = V::load(src.add(last));
+        let t1 = V::load(src.add(last + w));
+        let t2 = V::load(src.add(last + 2 * w));
+        let t3 = V::load(src.add(last + 3 * w));
+        let mut off = w - (dst as usize & (w - 1)); // 1..=w: the first aligned offset past 0
+        while off < last {
+            let a = V::load(src.add(off));
+            let b = V::load(src.add(off + w));
+            let c = V::load(src.add(off + 2 * w));
+            let d = V::load(src.add(off + 3 * w));
+            a.store_aligned(dst.add(off));
+            b.store_aligned(dst.add(off + w));
+            c.store_aligned(dst.add(off + 2 * w));
+            d.store_aligned(dst.add(off + 3 * w));
+            off += 4 * w;
+        }
+        t0.store(dst.add(last));
+        t1.store(dst.add(last + w));
+        t2.store(dst.add(last + 2 * w));
+        t3.store(dst.add(last + 3 * w));
+        first.store(dst);
+    }
+}
+
+/// `len > 8W`, `dst > src`: [`forward`]'s mirror. The first four registers and the last one
+/// loaded up front, a body of `4W` per iteration walking down from the last aligned destination
+/// address, then the five stored.
+///
+/// # Safety
+/// As [`move_temporal`], `len > 8 * V::BYTES`.
+#[inline(always)]
+unsafe fn backward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    let w = V::BYTES;
+    // SAFETY: every move lies in `0..len`: `end` starts in `len - w + 1..=len` and the loop runs
+    // only while a whole block fits above offset 0. An iteration loads its block before storing
+    // it and its stores overwrite source bytes above the block's start, all read already; the
+    // bytes it may overwrite before reading them (the first `4w`, and through the tail store the
+    // last `w`) were loaded first. The head covers `0..4w` (the loop stops at `end <= 4w`), the
+    // tail `len - w..len` (above the first `end`).
+    unsafe {
+        let h0 = V::load(src);
+        let h1 = V::load(src.add(w));
+        let h2 = V::load(src.add(2 * w));
+        let h3 = V::load(src.add(3 * w));
+        let tail = V::load(src.add(len - w));
+        let mut end = len - ((dst as usize + len) & (w - 1));
+        while end > 4 * w {
+            end -= 4 * w;
+            let a = V::load(src.add(end));
+            let b = V::load(src.add(end + w));
+            let c = V::load(src.add(end + 2 * w));
+            let d = V::load(src.add(end + 3 * w));
+            a.store_aligned(dst.add(end));
+            b.store_aligned(dst.add(end + w));
+            c.store_aligned(dst.add(end + 2 * w));
+            d.store_aligned(dst.add(end + 3 * w));
+        }
+        tail.store(dst.add(len - w));
+        h0.store(dst);
+        h1.store(dst.add(w));
+        h2.store(dst.add(2 * w));
+        h3.store(dst.add(3 * w));
+    }
+}
+
+/// The streamed move of overlapping ranges, `len >= 2 * STREAM_LINE`: the partial lines with
+/// ordinary stores, the whole lines streamed, walking in `lie`'s direction. Returns the streamed
+/// span `(head, body_end)`, as [`stream_span`]. No fence.
+///
+/// # Safety
+/// As [`move_temporal`], `lie` is `Down` or `Up` for these ranges, `len >= 2 * STREAM_LINE`; the
+/// caller fences.
+#[inline(always)]
+unsafe fn stream_move<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    lie: Lie,
+) -> (usize, usize) {
+    let w = V::BYTES;
+    let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
+    let body_end = head + ((len - head) & !(STREAM_LINE - 1));
+    // SAFETY: `head < STREAM_LINE <= len`, `body_end <= len`; every streamed register is
+    // `w`-aligned since `dst + head` is line-aligned and `w` divides the line. Order, as the
+    // module documentation argues: forward, each store overwrites source bytes below every one
+    // still to be read; backward, above. The partial-line moves are themselves overlap-safe.
+    unsafe {
+        if lie == Lie::Down {
+            move_temporal::<V>(dst, src, head);
+            let mut off = head;
+            while off < body_end {
+                let mut i = 0;
+                while i < STREAM_LINE {
+                    V::load(src.add(off + i)).stream(dst.add(off + i));
+                    i += w;
+                }
+                off += STREAM_LINE;
+            }
+            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end);
+        } else {
+            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end);
+            let mut off = body_end;
+            while off > head {
+                off -= STREAM_LINE;
+                let mut i = STREAM_LINE;
+                while i > 0 {
+                    i -= w;
+                    V::load(src.add(off + i)).stream(dst.add(off + i));
+                }
+            }
+            move_temporal::<V>(dst, src, head);
+        }
+    }
+    (head, body_end)
+}
+
+/// A streaming move without its fence (the cursors' and batches' `copy_stream` for moves): whole
+/// lines streamed from two lines up, ordinary stores below. Returns whether anything streamed.
+///
+/// # Safety
+/// As [`move_temporal`]; when it returns `true` the caller runs `arch::stream_fence()` before
+/// returning to safe code.
+#[inline(always)]
+pub(crate) unsafe fn move_stream<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> bool {
+    if len < 2 * STREAM_LINE {
+        // SAFETY: forwarded contract.
+        unsafe { move_temporal::<V>(dst, src, len) };
+        return false;
+    }
+    // SAFETY: forwarded contract; `len >= 2 * STREAM_LINE` as both spans need.
+    unsafe {
+        match lie(dst, src, len) {
+            Lie::Disjoint => {
+                stream_span::<V, Mem>(dst, Mem(src), len);
+            }
+            Lie::Same => return false,
+            l => {
+                stream_move::<V>(dst, src, len, l);
+            }
+        }
+    }
+    true
+}
+
+/// A `NonTemporal` move: [`move_stream`] from [`STREAM_MIN`] bytes (the copy's cut-over, for the
+/// copy's reasons), then the store fence.
+///
+/// # Safety
+/// As [`move_temporal`].
+#[inline(always)]
+pub(crate) unsafe fn move_nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the fence follows every streamed store.
+    unsafe {
+        if len < STREAM_MIN {
+            move_temporal::<V>(dst, src, len);
+        } else if move_stream::<V>(dst, src, len) {
+            arch::stream_fence();
+        }
+    }
+}
+
+/// A `FlushCache` move without its fence: every destination line written back (the whole range
+/// when the two are the same and nothing moves).
+///
+/// # Safety
+/// As [`move_temporal`], `op` supported by this CPU; the caller runs `arch::flush_fence(op)`
+/// before returning to safe code.
+#[inline(always)]
+pub(crate) unsafe fn move_flush_unfenced<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    op: FlushOp,
+) {
+    // SAFETY: forwarded contract; flushing only names lines that hold destination bytes, after
+    // their last store.
+    unsafe {
+        match lie(dst, src, len) {
+            Lie::Disjoint => super::flush_unfenced::<V, Mem>(dst, Mem(src), len, op),
+            Lie::Same => arch::flush_range(op, dst, len),
+            _ if len < STREAM_MIN => {
+                move_temporal::<V>(dst, src, len);
+                arch::flush_range(op, dst, len);
+            }
+            l => {
+                let (head, body_end) = stream_move::<V>(dst, src, len, l);
+                if V::STREAM_BYPASSES_CACHE {
+                    arch::flush_range(op, dst, head);
+                    arch::flush_range(op, dst.add(body_end), len - body_end);
+                } else {
+                    arch::flush_range(op, dst, len);
+                }
+            }
+        }
+    }
+}
+
+/// A `FlushCache` move: [`move_flush_unfenced`], then the completion fence.
+///
+/// # Safety
+/// As [`move_flush_unfenced`] (the fence is run here).
+#[inline(always)]
+pub(crate) unsafe fn move_flush<V: Vector>(dst: *mut u8, src: *const u8, len: usize, op: FlushOp) {
+    // SAFETY: forwarded contract; the fence follows every streamed store and write-back.
+    unsafe {
+        move_flush_unfenced::<V>(dst, src, len, op);
+        arch::flush_fence(op);
+    }
+}
