@@ -1,7 +1,7 @@
 //! Instruction counts (callgrind, cache simulation on) of the small calls a network stack or an
 //! allocator makes most: `copy_raw` and `fill_raw` in `Temporal` and `Auto` (inline size
 //! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
-//! `memset` called for real (through the PLT), at 8, 64 and 256 bytes, the length opaque to the
+//! `memset` called for real (through the PLT), at 8, 64, 128 and 256 bytes, the length opaque to the
 //! compiler. Every figure includes the same benchmark-function overhead (the `black_box`es, the
 //! caller's frame, freeing the source), so the differences are the calls' own. docs/small-calls.md keeps the figures.
 //!
@@ -81,37 +81,37 @@ fn fill_with(f: FillFn, (_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn glibc_memcpy(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     copy_with(call_memcpy, b)
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn copy_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     copy_with(call_copy_temporal, b)
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn copy_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     copy_with(call_copy_auto, b)
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn glibc_memset(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_memset, b)
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn fill_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_fill_temporal, b)
 }
 
 #[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = bufs)]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_fill_auto, b)
 }

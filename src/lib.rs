@@ -191,11 +191,14 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     }
 }
 
-/// A `Temporal` [`copy_raw`] past the inline classes: one load of the table and a jump into
-/// the kernel. Out of line, and with the first call's detection behind a tail call, so that
-/// neither the caller's inline classes nor this path save a register; `extern "C"` so that it
-/// cannot unwind and callers need no landing pad around it (with one, a caller holding a `Vec`
-/// saved four more registers: docs/small-calls.md). Nothing here panics on valid input.
+/// A `Temporal` [`copy_raw`] past the inline classes: one load of the table and a tail jump
+/// into the kernel. Out of line, and with the first call's detection behind a tail call, so
+/// that neither the caller's inline classes nor this path save a register; `extern "C"` so that
+/// it cannot unwind and callers need no landing pad around it (with one, a caller holding a
+/// `Vec` saved four more registers: docs/small-calls.md). The table's `copy_temporal` is
+/// `extern "C"` too, which is what makes the sibling call legal (a Rust-ABI kernel could unwind
+/// through this frame, so the call needed a frame of its own). Nothing here panics on valid
+/// input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.

@@ -53,8 +53,8 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
 /// `CACHECOPY_FILL_REP_THRESHOLD=bytes` or the `fill_rep` field of `CACHECOPY_TUNE` (with `std`)
 /// or [`set_fill_rep_threshold`].
-/// `usize::MAX` (never) without ERMS and on other architectures. Fills of at most four
-/// registers never use it, whatever the threshold.
+/// `usize::MAX` (never) without ERMS and on other architectures. Fills of at most eight
+/// registers (256 B with AVX2) never use it, whatever the threshold: eight stores need no loop.
 ///
 /// ```
 /// let t = cachecopy::fill_rep_threshold();
@@ -84,8 +84,9 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 /// Set to 2 KiB on Intel CPUs with ERMS, where fast-string stores skip reading the lines they
 /// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
 /// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` or the `rep_movsb`
-/// field of `CACHECOPY_TUNE` (with `std`) or [`set_rep_movsb_threshold`]. Copies of at most four registers never use it, nor do copies
-/// whose destination lies 1 to 255 bytes ahead of the source modulo 4 KiB (4K aliasing).
+/// field of `CACHECOPY_TUNE` (with `std`) or [`set_rep_movsb_threshold`]. Copies of at most
+/// eight registers (256 B with AVX2; glibc clamps its tunable there too) never use it, nor do
+/// copies whose destination lies 1 to 255 bytes ahead of the source modulo 4 KiB (4K aliasing).
 ///
 /// ```
 /// let t = cachecopy::rep_movsb_threshold();

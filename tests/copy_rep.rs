@@ -25,7 +25,7 @@ fn string_move_copies_match_the_reference() {
         }
     }
 
-    // Everything above four registers through the string move.
+    // Everything above eight registers (the loop class) through the string move.
     set_rep_movsb_threshold(0);
     assert_eq!(rep_movsb_threshold(), 0);
     for &b in Backend::supported() {

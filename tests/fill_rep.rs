@@ -36,7 +36,7 @@ fn string_store_fills_match_the_reference() {
         }
     }
 
-    // Everything above four registers through the string store.
+    // Everything above eight registers (the loop class) through the string store.
     set_fill_rep_threshold(0);
     assert_eq!(fill_rep_threshold(), 0);
     let mut lens: Vec<usize> = (0..=300).collect();

@@ -20,10 +20,12 @@ pub(crate) mod store;
 pub(crate) struct Kernels {
     /// What runs each job.
     pub(crate) engine: Engine,
-    pub(crate) copy_temporal: unsafe fn(*mut u8, *const u8, usize),
+    /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entry past the
+    /// inline classes (`copy_table_temporal`, itself `extern "C"`) can tail-jump into it.
+    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
-    pub(crate) fill_temporal: unsafe fn(*mut u8, u8, usize),
+    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize),
     pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
     /// RFC 1071 sum, folded to 16 bits: sum only, then fused with each copy kind.
@@ -81,9 +83,10 @@ pub(crate) struct IterKernels {
 
 /// One entry point: `$call` inside a function compiled with the backend's target features.
 macro_rules! entry {
-    ([$($feature:literal)?] fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $call:expr) => {
+    ([$($feature:literal)?] $(extern $abi:literal)? fn $name:ident($($arg:ident: $ty:ty),*)
+        $(-> $ret:ty)? = $call:expr) => {
         $(#[target_feature(enable = $feature)])?
-        unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+        unsafe $(extern $abi)? fn $name($($arg: $ty),*) $(-> $ret)? {
             // SAFETY: (every entry point of every table) a table is handed out only by
             // dispatch, and only when the CPU runs its backend (`Backend::runs_on`), so the
             // target features hold; the caller upholds the range contract of the public
@@ -102,13 +105,13 @@ macro_rules! kernels {
             use crate::kernel::gather::{gather_append, gather_finish, stream_piece};
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
-            entry!([$($feature)?] fn copy_t(d: *mut u8, s: *const u8, n: usize) =
+            entry!([$($feature)?] extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) =
                 copy_temporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
                 nontemporal::<$v, Mem>(d, Mem(s), n));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 flush_cache::<$v, Mem>(d, Mem(s), n, op));
-            entry!([$($feature)?] fn fill_t(d: *mut u8, b: u8, n: usize) =
+            entry!([$($feature)?] extern "C" fn fill_t(d: *mut u8, b: u8, n: usize) =
                 fill_temporal::<$v>(d, b, n));
             entry!([$($feature)?] fn fill_nt(d: *mut u8, b: u8, n: usize) =
                 nontemporal::<$v, Splat>(d, Splat(b), n));

@@ -182,9 +182,13 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
     let w = V::BYTES;
     // SAFETY: (whole body) each move is inside `0..len`, as argued per branch.
     unsafe {
-        if len <= 2 * w {
-            small::<V, S>(dst, src, len);
-        } else if len <= 4 * w {
+        // A tree, not a chain: the first compare splits at four registers, so every class up
+        // to eight registers is two compares away (as in glibc's `memmove`).
+        if len <= 4 * w {
+            if len <= 2 * w {
+                small::<V, S>(dst, src, len);
+                return;
+            }
             // Four registers: 0, w, len-2w, len-w; all inside since 2w < len.
             let a = src.vector::<V>(0);
             let b = src.vector::<V>(w);
@@ -419,8 +423,14 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
 pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
     // SAFETY: (whole body) every move is inside `dst..dst + len` and `src..src + len`.
     unsafe {
+        // Up to four registers first, so that the ladder splits there before anything else (one
+        // compare to the two- and four-register classes, one more to the eight-register class);
+        // the string move is for the loop class only (glibc clamps its threshold the same way).
+        if len <= 4 * V::BYTES {
+            return temporal::<V, Mem>(dst, Mem(src), len);
+        }
         #[cfg(target_arch = "x86_64")]
-        if len > 4 * V::BYTES
+        if len > 8 * V::BYTES
             && len >= 64
             && len >= crate::cpu::tune::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
             && !aliases_4k(dst, src)
@@ -467,8 +477,12 @@ fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
 pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize) {
     // SAFETY: (whole body) every store is inside `dst..dst + len`, as argued per branch.
     unsafe {
+        // As in `copy_temporal`: the short classes first, the string store for the loop class.
+        if len <= 4 * V::BYTES {
+            return temporal::<V, Splat>(dst, Splat(byte), len);
+        }
         #[cfg(target_arch = "x86_64")]
-        if len > 4 * V::BYTES
+        if len > 8 * V::BYTES
             && len >= 64
             && len >= crate::cpu::tune::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
         {
