@@ -233,7 +233,8 @@ fn init() -> &'static Kernels {
         backends: &NAMES[..n],
         flush: mask,
     };
-    let (t, calibrate) = rules::rule(&cpu, NAMES[n - 1]).read_env(&runs);
+    let mut t = rules::rule(&cpu, NAMES[n - 1]);
+    let calibrate = t.read_env(&runs);
     let chosen = publish(&t, true);
     // `CACHECOPY_NT_THRESHOLD=calibrate`: measure now, on the table just published (so the
     // measurement's own copies find it), once however many threads race here.

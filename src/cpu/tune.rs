@@ -369,14 +369,15 @@ impl Value {
 }
 
 impl Tuning {
-    /// Refines the built-in record `self` by the environment, in this order (a later setting
+    /// Refines the built-in record `self` by the environment, in place (no copy of the record:
+    /// in integer-only builds LLVM would copy it with vector registers), in this order (a later setting
     /// wins): the `CACHECOPY_TUNE` line; the single variables, each of which wins over its own
     /// field (`CACHECOPY_NT_THRESHOLD` also sets fills where neither the line's `fill_nt` nor
     /// `CACHECOPY_FILL_NT_THRESHOLD` does; `CACHECOPY_BACKEND` is `body=`); then
     /// `CACHECOPY_ENGINE`, field by field. A bad value is reported once per process and
-    /// ignored; the others are kept. Also returns whether `CACHECOPY_NT_THRESHOLD=calibrate`
-    /// asked for a calibration. Without `std` nothing is read. No allocation, no lock.
-    pub(crate) fn read_env(mut self, runs: &Runs<'_>) -> (Tuning, bool) {
+    /// ignored; the others are kept. Returns whether `CACHECOPY_NT_THRESHOLD=calibrate` asked
+    /// for a calibration. Without `std` nothing is read. No allocation, no lock.
+    pub(crate) fn read_env(&mut self, runs: &Runs<'_>) -> bool {
         let mut calibrate = false;
         let mut line = 0;
         if let Some(raw) = env(c"CACHECOPY_TUNE") {
@@ -394,10 +395,10 @@ impl Tuning {
             let value = raw.trim_ascii();
             match f.kind.parse(value, runs) {
                 Some(v) => {
-                    (f.set)(&mut self, v);
+                    (f.set)(self, v);
                     by_var |= 1 << i;
                     if let Some(j) = f.var_also.filter(|&j| (line | by_var) & (1 << j) == 0) {
-                        (FIELDS[j].set)(&mut self, v);
+                        (FIELDS[j].set)(self, v);
                     }
                 }
                 None => match core::str::from_utf8(value) {
@@ -418,7 +419,7 @@ impl Tuning {
         }
         let e = self.engine;
         self.engine = Engine::new(e.temporal, e.stream, e.edges);
-        (self, calibrate)
+        calibrate
     }
 
     /// Applies the comma-separated `name=value` fields of `raw` that `allowed` (a mask over

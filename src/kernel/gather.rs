@@ -36,17 +36,24 @@ use crate::cpu::FlushOp;
 use crate::vector::{Checksum, Vector, CSUM_CHUNK};
 
 /// A streaming writer into one contiguous destination, fed piece by piece.
+///
+/// `repr(C)` with `pend` (set to `dst`, never a constant) between the two counters that start at
+/// zero: otherwise LLVM may zero `pos` and `pend_n` together with one 16-byte vector store, and
+/// integer-only builds (`--cfg cachecopy_integer_only`) must hold no vector register on the data
+/// path (.ci/run's bare-metal check found it in the checksummed gather).
+#[repr(C)]
 pub(crate) struct Gather {
     dst: *mut u8,
     pos: usize,
+    /// The bytes of the current line not yet written: the last `pend_n` bytes appended (so the
+    /// line holds `dst + pos - pend_n .. dst + pos`), still in their segment at `pend`. Only
+    /// ever the start of a line inside the destination; `pend_n == 0`: none (and `pend` is
+    /// then meaningless).
+    pend: *const u8,
+    pend_n: usize,
     /// The write-back instruction of a flush-cache gather: a line written with ordinary stores
     /// in the middle of the destination is written back as soon as it is complete.
     flush: Option<FlushOp>,
-    /// The bytes of the current line not yet written: the last `pend_n` bytes appended (so the
-    /// line holds `dst + pos - pend_n .. dst + pos`), still in their segment at `pend`. Only
-    /// ever the start of a line inside the destination; `pend_n == 0`: none.
-    pend: *const u8,
-    pend_n: usize,
 }
 
 impl Gather {
@@ -58,7 +65,7 @@ impl Gather {
             dst,
             pos: 0,
             flush,
-            pend: core::ptr::null(),
+            pend: dst.cast_const(),
             pend_n: 0,
         }
     }
