@@ -60,8 +60,10 @@ pub(super) fn nt_sizes(
 pub(super) struct Progress<'a> {
     sweep: &'a mut Sweep,
     rounds: [[f64; MAX_ROUNDS as usize]; MAX_POINTS],
-    /// The cheapest round so far, per byte of its size (0 before the first).
+    /// The cheapest round so far, per byte it moved (0 before the first).
     ns_per_byte: f64,
+    /// Bytes a round at a size moves (what its cost is projected from).
+    traffic: fn(usize) -> usize,
     /// Preempted rounds in a row, discarded.
     retries: u32,
     never_wins: Option<usize>,
@@ -69,11 +71,12 @@ pub(super) struct Progress<'a> {
 }
 
 impl<'a> Progress<'a> {
-    fn new(sweep: &'a mut Sweep, never_wins: Option<usize>) -> Self {
+    fn new(sweep: &'a mut Sweep, never_wins: Option<usize>, traffic: fn(usize) -> usize) -> Self {
         Progress {
             sweep,
             rounds: [[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS],
             ns_per_byte: 0.0,
+            traffic,
             retries: 0,
             never_wins,
             done: false,
@@ -92,9 +95,8 @@ impl<'a> Progress<'a> {
             Step::Measure(i) => {
                 // Projected from the fastest round so far per byte (a preempted round is no
                 // guide): the time to the first round is unknown, so that one always runs.
-                let cost = Duration::from_nanos(
-                    (self.ns_per_byte * self.sweep.points[i].size as f64) as u64,
-                );
+                let bytes = (self.traffic)(self.sweep.points[i].size);
+                let cost = Duration::from_nanos((self.ns_per_byte * bytes as f64) as u64);
                 if now + cost > end {
                     self.finish(None, Outcome::OutOfTime)
                 } else {
@@ -113,7 +115,7 @@ impl<'a> Progress<'a> {
 
     /// Records a round at point `i` that took `cost`.
     fn record(&mut self, i: usize, ratio: f64, cost: Duration) {
-        let per_byte = cost.as_nanos() as f64 / self.sweep.points[i].size as f64;
+        let per_byte = cost.as_nanos() as f64 / (self.traffic)(self.sweep.points[i].size) as f64;
         if self.ns_per_byte == 0.0 || per_byte < self.ns_per_byte {
             self.ns_per_byte = per_byte;
         }
@@ -121,36 +123,60 @@ impl<'a> Progress<'a> {
     }
 }
 
+/// Bytes each op of a hot-destination round moves in its timed sample: the op runs
+/// [`hot_runs`]`(size)` times in a row, at least once. Why several runs: right after the other
+/// op, the caches and the memory controller are still in that op's state (lines it streamed
+/// still draining to memory, or lines it cached still dirty), and a single timed run of a few
+/// MiB pays part of that transition: timed once, streaming won about two rounds in three at
+/// 512 KiB-4 MiB on the quiet Zen 3 where samples of many runs, like the report's section 5,
+/// have it lose almost every round, and that is what scattered ten calibrations over
+/// 512 KiB-8 MiB. 8 MiB is the smallest sample that read every size below the crossover as a
+/// loss there, and twice it ran out of the budget (docs/performance.md, "Steady-state
+/// samples").
+pub(super) const HOT_SAMPLE: usize = 8 << 20;
+
+/// Runs of one op per timed sample at `size`: [`HOT_SAMPLE`] bytes, at least one run.
+pub(super) fn hot_runs(size: usize) -> usize {
+    HOT_SAMPLE.div_ceil(size.max(1)).max(1)
+}
+
+/// Bytes one hot round at `size` moves: per op, one untimed run and the timed sample.
+fn hot_traffic(size: usize) -> usize {
+    2 * size * (hot_runs(size) + 1)
+}
+
 /// One round of a hot-destination pair at `size`: each op runs once untimed, which leaves the
 /// destination in that op's own steady state (cached after a temporal op, written back after
-/// a streamed one), then once timed; the order flips every round. Returns temporal time ÷
-/// streaming time and the round's projected cost, or `None` when the scheduler preempted a timed run (Linux: the thread's
-/// involuntary context switches, `getrusage`) and `strict` asks for a clean round: such a
-/// round says nothing about the two ops. (The faster of two timed runs would discard
-/// preempted runs too, but it favours the op whose time varies more, here the temporal one,
-/// whose cached lines other tenants of a shared L3 evict: that made fills at 4 MiB read
-/// 0.82-0.94 where single runs, and the report, read 1.0-1.2.)
+/// a streamed one), then [`hot_runs`] times timed; the order flips every round. Returns
+/// temporal time ÷ streaming time and the round's cost, or `None` when the scheduler preempted
+/// a timed run (Linux: the thread's involuntary context switches, `getrusage`) and `strict`
+/// asks for a clean round: such a round says nothing about the two ops. (The faster of two
+/// timed runs would discard preempted runs too, but it favours the op whose time varies more,
+/// here the temporal one, whose cached lines other tenants of a shared L3 evict: that made
+/// fills at 4 MiB read 0.82-0.94 where single runs, and the report, read 1.0-1.2.)
 pub(super) fn hot_round(
     op: &impl Fn(bool, usize),
     size: usize,
     round: u32,
     strict: bool,
 ) -> Option<(f64, Duration)> {
+    let runs = hot_runs(size);
+    let start = Instant::now();
     let mut t = [0f64; 2];
     for k in 0..2 {
         let nt = (round + k) % 2 == 1;
         op(nt, size);
         let before = preemptions();
-        let start = Instant::now();
-        op(nt, size);
-        t[usize::from(nt)] = start.elapsed().as_nanos().max(1) as f64;
+        let s = Instant::now();
+        for _ in 0..runs {
+            op(nt, size);
+        }
+        t[usize::from(nt)] = s.elapsed().as_nanos().max(1) as f64;
         if strict && preemptions() != before {
             return None;
         }
     }
-    // The round's cost is about twice its timed part: the untimed runs take as long, except the
-    // first round at a size, which also faults the pages in (no guide to the next).
-    Some((t[0] / t[1], Duration::from_nanos(2 * (t[0] + t[1]) as u64)))
+    Some((t[0] / t[1], start.elapsed()))
 }
 
 /// The calling thread's involuntary context switches so far (Linux; 0 elsewhere, where no
@@ -185,7 +211,10 @@ pub(super) fn nt_sweeps(
     fill_op: impl Fn(bool, usize),
     t0: Instant,
 ) {
-    let mut sweeps = [Progress::new(copy, None), Progress::new(fill, None)];
+    let mut sweeps = [
+        Progress::new(copy, None, hot_traffic),
+        Progress::new(fill, None, hot_traffic),
+    ];
     loop {
         let now = t0.elapsed();
         let plans = [sweeps[0].next(now, BUDGET), sweeps[1].next(now, BUDGET)];
@@ -255,6 +284,11 @@ pub(super) fn rep_sweeps(
     });
 }
 
+/// Bytes one string-instruction round at `size` moves: two samples of [`REP_SAMPLE`] bytes.
+fn rep_traffic(size: usize) -> usize {
+    2 * (REP_SAMPLE / size).max(1) * size
+}
+
 /// One string-instruction sweep: at each size, `REP_SAMPLE` bytes of `op(size, slot)` into
 /// flushed slots (`cold(bytes)` flushes them) with `cell` at `usize::MAX` (the vector loop),
 /// then at 0 (the string instruction), in alternating order. `cell` is restored at the end; if
@@ -280,7 +314,7 @@ pub(super) fn rep_sweep(
     };
     let mut lost = false;
     {
-        let mut p = Progress::new(sweep, Some(usize::MAX));
+        let mut p = Progress::new(sweep, Some(usize::MAX), rep_traffic);
         'sweep: while let Some((i, _)) = p.next(t0.elapsed(), end) {
             let size = p.sweep.points[i].size;
             let round = p.sweep.points[i].rounds;

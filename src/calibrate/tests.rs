@@ -5,7 +5,7 @@ use core::time::Duration;
 use super::frames::{decided_engine, engine_check, ENGINE_BUDGET};
 use super::result::{Calibration, Outcome, Point, Sweep};
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS};
-use super::sweep::nt_sizes;
+use super::sweep::{hot_round, hot_runs, nt_sizes, HOT_SAMPLE};
 use super::*;
 use crate::backend::NAMES;
 use crate::cpu::engine::{Backend, Edges, Engine};
@@ -132,6 +132,32 @@ fn medians_follow_the_rounds() {
     assert_eq!((p.rounds, p.wins, p.ratio), (3, 2, 1.2));
     record(&mut p, &mut all, 2.0);
     assert_eq!(p.ratio, 1.35);
+}
+
+#[test]
+fn a_hot_round_times_a_steady_sample_of_each_op() {
+    // Every NT size gets at least HOT_SAMPLE bytes per timed sample, and no more runs than that
+    // takes (a run of the largest size is its own sample).
+    for size in [1, 64, 512 << 10, 3 << 20, 8 << 20, 9 << 20, 32 << 20] {
+        let runs = hot_runs(size);
+        assert!(runs >= 1 && runs * size >= HOT_SAMPLE, "{size}: {runs}");
+        assert!((runs - 1) * size < HOT_SAMPLE, "{size}: {runs}");
+    }
+    // One untimed run and the timed sample per op, the order flipping every round.
+    for round in 0..2 {
+        let calls = core::cell::RefCell::new(Vec::new());
+        let op = |nt: bool, size: usize| calls.borrow_mut().push((nt, size));
+        let (ratio, _) = hot_round(&op, 4 << 20, round, false).expect("not strict");
+        assert!(ratio > 0.0);
+        let calls = calls.into_inner();
+        let runs = hot_runs(4 << 20);
+        assert_eq!(calls.len(), 2 * (runs + 1));
+        let first = round % 2 == 1;
+        assert!(calls[..=runs]
+            .iter()
+            .all(|&(nt, s)| nt == first && s == 4 << 20));
+        assert!(calls[runs + 1..].iter().all(|&(nt, _)| nt != first));
+    }
 }
 
 #[test]
