@@ -292,6 +292,40 @@ impl<'scope> Batch<'scope, '_> {
         (n, sum)
     }
 
+    /// Builds a transmit frame in `frame`, header and payload, each line written once
+    /// ([`net::csum_frame_from_iter`] without the fence); returns `(payload bytes, payload
+    /// partial sum)`. `header(header_bytes, payload_len, payload_sum)` runs inside the call.
+    ///
+    /// # Panics
+    /// As [`net::csum_frame_from_iter`]: `head > frame.len()` or `head > FRAME_HEAD_MAX`.
+    ///
+    /// [`FRAME_HEAD_MAX`]: net::FRAME_HEAD_MAX
+    #[inline]
+    pub fn csum_frame_from_iter(
+        &self,
+        frame: &'scope mut [u8],
+        head: usize,
+        src: &mut Source<'_>,
+        header: impl FnOnce(&mut [u8], usize, u32),
+    ) -> (usize, u32) {
+        net::check_frame_head(frame.len(), head);
+        // SAFETY: an exclusive slice, so it overlaps no source segment; `head` checked; the
+        // batch fences.
+        let (n, sum, store) = unsafe {
+            net::csum_frame_from_iter_unfenced(
+                self.k,
+                frame.as_mut_ptr(),
+                frame.len(),
+                head,
+                src,
+                self.mode,
+                header,
+            )
+        };
+        self.owe(store);
+        (n, sum)
+    }
+
     /// Scatters `src` into `dst` while summing ([`net::csum_and_copy_to_iter`] without the
     /// fence); returns `(bytes copied, partial sum)`.
     #[inline]

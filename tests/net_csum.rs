@@ -560,6 +560,130 @@ mod cursors {
         }
     }
 
+    /// What `csum_frame_from_iter`'s header callback writes in these tests: it checks it was
+    /// given `head` zeroed bytes, then writes a pattern of the payload length and sum.
+    fn header_of(hdr: &mut [u8], head: usize, len: usize, sum: u32) {
+        assert_eq!(hdr.len(), head);
+        assert!(all_bytes(hdr, 0), "the header bytes start zeroed");
+        for (i, b) in hdr.iter_mut().enumerate() {
+            *b = (len as u32 ^ sum ^ (i as u32 * 0x9d)) as u8 | 1;
+        }
+    }
+
+    #[test]
+    fn frame_from_iter_every_head_start_and_mode() {
+        // Header lengths around the line (none, inside the first line, ending on it, one past
+        // it, the longest), frames at every line alignment (Miri: four), payloads that end in
+        // the header's last line, in the next, and far behind, from several segment layouts,
+        // in every mode, alone and in a batch; against the reference, and no byte outside the
+        // frame or behind the payload written.
+        use cachecopy::net::{csum_frame_from_iter, FRAME_HEAD_MAX};
+        let heads: &[usize] = if cfg!(miri) {
+            &[0, 14, 42, 64, 65]
+        } else {
+            &[0, 1, 14, 42, 63, 64, 65, 118, FRAME_HEAD_MAX]
+        };
+        let starts: Vec<usize> = if cfg!(miri) {
+            vec![0, 1, 22, 63]
+        } else {
+            (0..64).collect()
+        };
+        let layouts: &[&[usize]] = if cfg!(miri) {
+            &[&[], &[5], &[13, 1, 100]]
+        } else {
+            &[
+                &[],
+                &[1],
+                &[21],
+                &[22, 1],
+                &[1200, 13, 1, 258],
+                &[3, 0, 64, 7, 300],
+            ]
+        };
+        for (li, lens) in layouts.iter().enumerate() {
+            let total: usize = lens.iter().sum();
+            let data = pattern(total, li + 3);
+            let mut segs = Vec::new();
+            let mut at = 0;
+            for &n in lens.iter() {
+                segs.push(IoVec::new(&data[at..at + n]));
+                at += n;
+            }
+            let mut buf = vec![0u8; FRAME_HEAD_MAX + total + 192];
+            for (mi, mode) in Mode::ALL.into_iter().enumerate() {
+                for &head in heads {
+                    for &start in &starts {
+                        // Every start and head meets every mode for a quarter of the layouts.
+                        if (start + head + li) % 4 != mi {
+                            continue;
+                        }
+                        // Room for the whole payload, and for all of it but 7 bytes.
+                        for room in [total, total.saturating_sub(7)] {
+                            let end = start + head + room;
+                            let what =
+                                format!("{lens:?} {mode:?} head {head} at {start} room {room}");
+                            for batched in [false, true] {
+                                buf.fill(0xee);
+                                let mut src = Source::iovec(&segs);
+                                let frame = &mut buf[start..end + 3];
+                                let cb = |h: &mut [u8], n: usize, s: u32| header_of(h, head, n, s);
+                                let (n, sum) = if batched {
+                                    cachecopy::batch(mode, |b| {
+                                        b.csum_frame_from_iter(
+                                            &mut frame[..head + room],
+                                            head,
+                                            &mut src,
+                                            cb,
+                                        )
+                                    })
+                                } else {
+                                    csum_frame_from_iter(
+                                        &mut frame[..head + room],
+                                        head,
+                                        &mut src,
+                                        mode,
+                                        cb,
+                                    )
+                                };
+                                assert_eq!(n, room, "{what}");
+                                assert_eq!(sum, reference(&data[..room]), "{what}");
+                                assert_eq!(src.count(), total - room, "{what}");
+                                let mut want = vec![0u8; head];
+                                header_of(&mut want, head, room, sum);
+                                assert_eq!(&buf[start..start + head], &want[..], "{what}");
+                                assert_eq!(&buf[start + head..end], &data[..room], "{what}");
+                                assert!(
+                                    all_bytes(&buf[..start], 0xee) && all_bytes(&buf[end..], 0xee),
+                                    "{what}: wrote outside the frame"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn frame_from_iter_rejects_a_bad_head_before_writing() {
+        use cachecopy::net::{csum_frame_from_iter, FRAME_HEAD_MAX};
+        let data = [7u8; 300];
+        let segs = [IoVec::new(&data)];
+        for (len, head) in [(10, 11), (400, FRAME_HEAD_MAX + 1)] {
+            let mut frame = vec![0xeeu8; len];
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut src = Source::iovec(&segs);
+                csum_frame_from_iter(&mut frame, head, &mut src, Mode::NonTemporal, |_, _, _| {
+                    panic!("no header for a rejected frame")
+                })
+            }));
+            let msg = r.expect_err("a bad head panics");
+            let msg = msg.downcast_ref::<String>().expect("a formatted message");
+            assert!(msg.contains("csum_frame_from_iter: header of"), "{msg}");
+            assert!(all_bytes(&frame, 0xee), "nothing written");
+        }
+    }
+
     #[test]
     fn running_sum_across_calls() {
         let data = pattern(3001, 11);

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use cachecopy::iter::{copy_from_iter, copy_to_iter, Dest, IoVec, IoVecMut, Source};
 use cachecopy::net::{
-    csum_and_copy, csum_and_copy_from_iter, csum_and_copy_to_iter, csum_and_copy_with, csum_fold,
-    csum_partial,
+    csum_and_copy, csum_and_copy_from_iter, csum_and_copy_to_iter, csum_and_copy_with,
+    csum_block_add, csum_fold, csum_frame_from_iter, csum_partial,
 };
 use cachecopy::{Backend, FlushOp, Mode};
 
@@ -174,7 +174,7 @@ const VARS: [&str; 5] = [
     "CACHECOPY_BACKEND",
 ];
 
-const OPS: [&str; 7] = [
+const OPS: [&str; 8] = [
     "copy",
     "fill",
     "csum",
@@ -182,6 +182,7 @@ const OPS: [&str; 7] = [
     "iter_to",
     "csum_iter",
     "move",
+    "frame",
 ];
 
 fn main() {
@@ -689,6 +690,26 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
                 }
                 *got = (len, 0);
             }
+            ("frame", _) => {
+                // A 14-byte header (the source's first bytes, written by the callback) and the
+                // rest gathered behind it: alone on pass 0, in a batch on pass 1.
+                let h = 14;
+                let (a, b) = splits(len - h);
+                let segs = [
+                    IoVec::new(&src[h..h + a]),
+                    IoVec::new(&src[h + a..h + a + b]),
+                    IoVec::new(&src[h + a + b..]),
+                ];
+                let head = &src[..h];
+                let cb = |hd: &mut [u8], _: usize, _: u32| hd.copy_from_slice(head);
+                let mut cur = Source::iovec(&segs);
+                let (n, sum) = if pass == 0 {
+                    csum_frame_from_iter(dst, h, &mut cur, mode, cb)
+                } else {
+                    cachecopy::batch(mode, |bt| bt.csum_frame_from_iter(dst, h, &mut cur, cb))
+                };
+                *got = (h + n, csum_block_add(csum_partial(head, 0), sum, h));
+            }
             _ => unreachable!(),
         }
     }
@@ -711,7 +732,7 @@ fn verify(op: &str, len: usize, case: &Case) {
             }
             assert_eq!(got.0, len, "{what}: count");
             match op {
-                "csum" | "csum_iter" => {
+                "csum" | "csum_iter" | "frame" => {
                     assert_eq!(
                         csum_fold(got.1),
                         common::reference_sum(&case.src),

@@ -12,6 +12,7 @@ use crate::policy::Select;
 use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
+use crate::arch::STREAM_LINE;
 use crate::iter::{by_kind, gather_lines, Kind};
 use crate::mode::Store;
 
@@ -102,6 +103,147 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
                 sum = csum_block_add(sum, s, done);
                 0
             })
+        }
+    });
+    (n, sum, store)
+}
+
+/// The longest header [`csum_frame_from_iter`] takes: Ethernet with two VLAN tags, IPv6 with
+/// extension headers and a TCP header with every option fit (14 + 8 + 40 + 70 + 60 = 192).
+/// The header and the payload bytes that share its last line are assembled on the stack, in
+/// at most this many bytes plus one line.
+pub const FRAME_HEAD_MAX: usize = 192;
+
+/// Builds a transmit frame in `frame`: the payload, `min(frame.len() - head, src.count())`
+/// bytes gathered from `src` and summed on the way, at `frame[head..]`, and the header in front
+/// of it, which `header(header_bytes, payload_len, payload_sum)` writes once the payload's sum
+/// is known (into `head` zeroed bytes; the sum is the payload's partial sum, as
+/// [`csum_and_copy_from_iter`] returns it). Returns `(payload bytes, payload partial sum)`;
+/// `src` is advanced past the payload.
+///
+/// Why not [`csum_and_copy_from_iter`] into `frame[head..]` and the header after it: when the
+/// header does not end on a cache line, the line it ends in holds payload bytes too. A
+/// streaming gather writes that line's payload part, and the header's ordinary stores then
+/// read the same line back from memory (and, with streaming stores, wait for the partial line
+/// to get there first). Here that line is assembled on the stack, header and payload, and
+/// written once, whole: a streaming mode writes every line of a line-aligned frame exactly
+/// once, with streaming stores, through the line-once writer ([`csum_and_copy_from_iter`]'s).
+/// A temporal call gathers the payload in place and the header writes `frame[..head]` directly.
+///
+/// # Panics
+/// If `head > frame.len()` or `head > FRAME_HEAD_MAX`, before anything is written.
+///
+/// ```
+/// use cachecopy::iter::{IoVec, Source};
+/// use cachecopy::net::{csum_add, csum_frame_from_iter, csum_partial};
+/// use cachecopy::Mode;
+///
+/// let segs = [IoVec::new(b"payload, "), IoVec::new(b"in two pieces")];
+/// let mut frame = [0u8; 8 + 22];
+/// let (n, sum) = csum_frame_from_iter(&mut frame, 8, &mut Source::iovec(&segs), Mode::NonTemporal,
+///     |hdr, len, sum| {
+///         hdr[..2].copy_from_slice(&(len as u16).to_be_bytes());
+///         hdr[2..4].copy_from_slice(&(sum as u16).to_ne_bytes());
+///     });
+/// assert_eq!(n, 22);
+/// assert_eq!(&frame[8..], b"payload, in two pieces");
+/// assert_eq!(sum, csum_partial(&frame[8..], 0));
+/// assert_eq!(frame[..4], [0, 22, (sum as u16).to_ne_bytes()[0], (sum as u16).to_ne_bytes()[1]]);
+/// assert_eq!(frame[4..8], [0; 4]);
+/// ```
+pub fn csum_frame_from_iter<M: Select>(
+    frame: &mut [u8],
+    head: usize,
+    src: &mut Source<'_>,
+    mode: M,
+    header: impl FnOnce(&mut [u8], usize, u32),
+) -> (usize, u32) {
+    check_frame_head(frame.len(), head);
+    let mode = mode.select(src.mode());
+    // SAFETY: an exclusive slice, so it overlaps no source segment; `head <= frame.len()`
+    // (checked); the store's fence runs before returning.
+    unsafe {
+        let (n, sum, store) = csum_frame_from_iter_unfenced(
+            dispatch::active(),
+            frame.as_mut_ptr(),
+            frame.len(),
+            head,
+            src,
+            mode,
+            header,
+        );
+        store.fence();
+        (n, sum)
+    }
+}
+
+/// [`csum_frame_from_iter`]'s panics.
+#[track_caller]
+pub(crate) fn check_frame_head(len: usize, head: usize) {
+    assert!(
+        head <= len && head <= FRAME_HEAD_MAX,
+        "csum_frame_from_iter: header of {head} bytes in a frame of {len} (at most the frame, \
+         and at most FRAME_HEAD_MAX = {FRAME_HEAD_MAX})"
+    );
+}
+
+/// [`csum_frame_from_iter`] into raw memory without the closing fence: also returns the store
+/// kind whose fence the caller owes.
+///
+/// # Safety
+/// `d..d + cap` writable, not overlapping any of `src`'s segments, not accessed by anything else
+/// during the call; `head <= cap` and `head <= FRAME_HEAD_MAX`; the caller runs the returned
+/// store's fence before the bytes are published.
+pub(crate) unsafe fn csum_frame_from_iter_unfenced(
+    k: &Kernels,
+    d: *mut u8,
+    cap: usize,
+    head: usize,
+    src: &mut Source<'_>,
+    mode: Mode,
+    header: impl FnOnce(&mut [u8], usize, u32),
+) -> (usize, u32, Store) {
+    debug_assert!(head <= cap && head <= FRAME_HEAD_MAX);
+    let len = (cap - head).min(src.count());
+    let store = mode.resolve(head + len, nt_threshold);
+    // Where the line holding the header's last byte ends (counted from `d`), or the frame's end.
+    let lead = d as usize % STREAM_LINE;
+    let split = ((lead + head).next_multiple_of(STREAM_LINE) - lead).min(head + len);
+    let (n, sum) = by_kind!(store, |K, op| {
+        if K::GATHER {
+            let mut line = [0u8; FRAME_HEAD_MAX + STREAM_LINE];
+            // SAFETY: `split - head < STREAM_LINE` payload bytes go to the stack buffer (of
+            // `FRAME_HEAD_MAX + STREAM_LINE >= split` bytes), the rest to `d + split..d + head
+            // + len`, inside `d..d + cap`; each piece is readable (engine); `k` and the flush
+            // op run on this CPU; the caller fences.
+            unsafe {
+                let a = split - head;
+                let (na, sa, _) = csum_and_copy_from_iter_unfenced(
+                    k,
+                    line.as_mut_ptr().add(head),
+                    a,
+                    src,
+                    Mode::Temporal,
+                );
+                let (nb, sb) = gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
+                let n = na + nb;
+                let sum = csum_block_add(sa, sb, a);
+                header(&mut line[..head], n, sum);
+                // The header's lines, header and payload together: one piece, each line once.
+                let piece = [crate::iter::IoVec::new(&line[..split])];
+                gather_lines::<_, false>(k, K::flush(op), d, split, &mut Source::iovec(&piece));
+                (n, sum)
+            }
+        } else {
+            // SAFETY: `d + head..d + head + len` lies in `d..d + cap` (forwarded contract).
+            let (n, s, _) = unsafe {
+                csum_and_copy_from_iter_unfenced(k, d.add(head), len, src, Mode::Temporal)
+            };
+            // SAFETY: `head <= cap` bytes at `d`, writable and ours for the call (contract).
+            let h = unsafe { core::slice::from_raw_parts_mut(d, head) };
+            h.fill(0);
+            header(h, n, s);
+            (n, s)
         }
     });
     (n, sum, store)

@@ -35,5 +35,10 @@ pub use csum::{
 };
 #[cfg(feature = "alloc")]
 pub use frame::{frame_reallocations, Frame, FrameError};
-pub use iter::{csum_and_copy_from_iter, csum_and_copy_to_iter};
-pub(crate) use iter::{csum_and_copy_from_iter_unfenced, csum_and_copy_to_iter_unfenced};
+pub(crate) use iter::{
+    check_frame_head, csum_and_copy_from_iter_unfenced, csum_and_copy_to_iter_unfenced,
+    csum_frame_from_iter_unfenced,
+};
+pub use iter::{
+    csum_and_copy_from_iter, csum_and_copy_to_iter, csum_frame_from_iter, FRAME_HEAD_MAX,
+};
