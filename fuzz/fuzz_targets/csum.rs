@@ -2,14 +2,15 @@
 //! `csum_partial` versus a byte-at-a-time RFC 1071 reference, with canaries around the
 //! destination, and `csum_block_add` joins at arbitrary (odd) split points; the public calls'
 //! inline short path (below 512 bytes) the same way; the splits as the segments of a
-//! `csum_and_copy_from_iter` gather (the streaming line writer, lines shared by short segments).
+//! `csum_and_copy_from_iter` gather (the streaming line writer, lines shared by short segments),
+//! and as a frame's payload behind a header (`csum_frame_from_iter`).
 #![no_main]
 
 use arbitrary::Arbitrary;
 use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{
     csum_and_copy, csum_and_copy_from_iter, csum_and_copy_with, csum_block_add, csum_fold,
-    csum_partial, csum_partial_with,
+    csum_frame_from_iter, csum_partial, csum_partial_with, FRAME_HEAD_MAX,
 };
 use cachecopy::{Backend, Mode};
 use libfuzzer_sys::fuzz_target;
@@ -93,4 +94,25 @@ fuzz_target!(|c: Case| {
     assert_eq!((n, sum), (len, want), "{mode:?} gather {len}");
     assert_eq!(&dst[d_o..d_o + len], src);
     assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+
+    // The same gather as a frame's payload behind a header of up to FRAME_HEAD_MAX bytes that
+    // the callback writes from the payload's length and sum (the header's line assembled on
+    // the stack and streamed once).
+    let head = c.initial as usize % (FRAME_HEAD_MAX + 1);
+    let end = d_o + head + len;
+    let mut fb = vec![CANARY; end + 64];
+    let (n, sum) = csum_frame_from_iter(
+        &mut fb[d_o..end],
+        head,
+        &mut Source::iovec(&segs),
+        mode,
+        |h, n, s| {
+            assert!(h.len() == head && h.iter().all(|&b| b == 0));
+            h.fill((n as u32 ^ s) as u8 | 1);
+        },
+    );
+    assert_eq!((n, sum), (len, want), "{mode:?} frame {head} + {len}");
+    assert!(fb[d_o..d_o + head].iter().all(|&b| b == (len as u32 ^ want) as u8 | 1));
+    assert_eq!(&fb[d_o + head..end], src);
+    assert!(fb[..d_o].iter().chain(&fb[end..]).all(|&b| b == CANARY));
 });
