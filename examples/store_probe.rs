@@ -49,11 +49,10 @@ mod probe {
     use std::hint::black_box;
     use std::time::Instant;
 
-    const SLOT: usize = 1536;
-    const HDR: usize = 42;
-    const PAYLOAD: usize = 1472;
+    use cachecopy::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
+    use cachecopy_arena::frame::BATCH;
+
     const FRAME: usize = HDR + PAYLOAD;
-    const BATCH: usize = 64;
 
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     enum Kind {
