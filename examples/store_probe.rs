@@ -91,6 +91,12 @@ mod probe {
     }
 
     /// An anonymous mapping of `len` bytes with the page policy of `state`, every page written.
+    //
+    // The library's calibration maps its memory the same way (`src/calibrate/arena.rs`, `Map`),
+    // and this twin is kept on purpose: an example sees only the public API, and cachecopy
+    // exports no mapping type (a copy library has no business owning an `mmap` wrapper; its
+    // calibration maps privately so that it never calls the global allocator). What a ring adds
+    // is its own anyway: 2 MiB rounding, the huge-page advice and the pre-faulting.
     struct Ring {
         p: *mut u8,
         len: usize,
