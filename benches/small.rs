@@ -15,33 +15,12 @@ use std::ffi::c_void;
 use std::hint::black_box;
 
 use cachecopy::Mode;
+use cachecopy_arena::csum::kernel_loop;
 use criterion::{Criterion, Throughput};
 use util::{print_ratios, timed, Dest};
 
 type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
 type MemsetFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
-
-/// The Internet checksum as a kernel without a vector path computes it: 8-byte words with
-/// end-around carry, the tail as a partial word, folded to 32 bits.
-#[inline(never)]
-fn kernel_loop(data: &[u8]) -> u32 {
-    let add = |a: u64, b: u64| {
-        let (s, c) = a.overflowing_add(b);
-        s + u64::from(c)
-    };
-    let mut sum = 0u64;
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        sum = add(sum, u64::from_le_bytes(w.try_into().expect("8 bytes")));
-    }
-    let mut tail = 0u64;
-    for (i, &b) in words.remainder().iter().enumerate() {
-        tail |= u64::from(b) << (8 * i);
-    }
-    sum = add(sum, tail);
-    let s = (sum >> 32) + (sum & 0xffff_ffff);
-    ((s >> 32) + (s & 0xffff_ffff)) as u32
-}
 
 fn bench(c: &mut Criterion) {
     let quick = std::env::var_os("CACHECOPY_BENCH_QUICK").is_some();

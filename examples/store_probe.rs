@@ -49,11 +49,10 @@ mod probe {
     use std::hint::black_box;
     use std::time::Instant;
 
-    const SLOT: usize = 1536;
-    const HDR: usize = 42;
-    const PAYLOAD: usize = 1472;
+    use cachecopy::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
+    use cachecopy_arena::frame::BATCH;
+
     const FRAME: usize = HDR + PAYLOAD;
-    const BATCH: usize = 64;
 
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     enum Kind {
@@ -92,6 +91,12 @@ mod probe {
     }
 
     /// An anonymous mapping of `len` bytes with the page policy of `state`, every page written.
+    //
+    // The library's calibration maps its memory the same way (`src/calibrate/arena.rs`, `Map`),
+    // and this twin is kept on purpose: an example sees only the public API, and cachecopy
+    // exports no mapping type (a copy library has no business owning an `mmap` wrapper; its
+    // calibration maps privately so that it never calls the global allocator). What a ring adds
+    // is its own anyway: 2 MiB rounding, the huge-page advice and the pre-faulting.
     struct Ring {
         p: *mut u8,
         len: usize,
@@ -343,6 +348,33 @@ mod probe {
         black_box(ring.p);
     }
 
+    /// One ring per variant for lines in `state` (128 KiB hot, `cold_len` cold), then `rounds`
+    /// rounds of `run` on each variant's ring in turn: the rings, and ns per slot per variant
+    /// per round (tables A and B).
+    fn per_slot<V: Copy>(
+        variants: &[V],
+        state: State,
+        cold_len: usize,
+        rounds: usize,
+        mut run: impl FnMut(V, &Ring),
+    ) -> (Vec<Ring>, Vec<Vec<f64>>) {
+        let len = if state == State::Hot {
+            128 << 10
+        } else {
+            cold_len
+        };
+        let rings: Vec<Ring> = variants.iter().map(|_| Ring::new(len, state)).collect();
+        let mut t = vec![Vec::new(); variants.len()];
+        for _ in 0..rounds {
+            for (i, (&v, ring)) in variants.iter().zip(&rings).enumerate() {
+                let start = Instant::now();
+                run(v, ring);
+                t[i].push(start.elapsed().as_nanos() as f64 / ring.slots() as f64);
+            }
+        }
+        (rings, t)
+    }
+
     fn median(v: &mut [f64]) -> f64 {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -385,20 +417,9 @@ mod probe {
         }
         println!();
         for state in states {
-            let len = if state == State::Hot {
-                128 << 10
-            } else {
-                cold_len
-            };
-            let rings: Vec<Ring> = kinds.iter().map(|_| Ring::new(len, state)).collect();
-            let mut t = vec![Vec::new(); kinds.len()];
-            for _ in 0..rounds {
-                for (i, (&k, ring)) in kinds.iter().zip(&rings).enumerate() {
-                    let start = Instant::now();
-                    edges_only(k, ring, &src);
-                    t[i].push(start.elapsed().as_nanos() as f64 / ring.slots() as f64);
-                }
-            }
+            let (rings, mut t) = per_slot(&kinds, state, cold_len, rounds, |k, ring| {
+                edges_only(k, ring, &src)
+            });
             print_row(state.name(), rings[0].huge_kib, &mut t);
         }
 
@@ -420,20 +441,9 @@ mod probe {
         }
         println!();
         for state in states {
-            let len = if state == State::Hot {
-                128 << 10
-            } else {
-                cold_len
-            };
-            let rings: Vec<Ring> = builds.iter().map(|_| Ring::new(len, state)).collect();
-            let mut t = vec![Vec::new(); builds.len()];
-            for _ in 0..rounds {
-                for (i, (&b, ring)) in builds.iter().zip(&rings).enumerate() {
-                    let start = Instant::now();
-                    frames(b, ring, &hdr, &payload, &image, memcpy);
-                    t[i].push(start.elapsed().as_nanos() as f64 / ring.slots() as f64);
-                }
-            }
+            let (rings, mut t) = per_slot(&builds, state, cold_len, rounds, |b, ring| {
+                frames(b, ring, &hdr, &payload, &image, memcpy)
+            });
             // Every frame intact: the probe measures correct stores only.
             for ring in &rings[..] {
                 for s in [0, ring.slots() / 2, ring.slots() - 1] {

@@ -82,6 +82,9 @@ extern crate std;
 //   `batch`). Two arrows inside it are kept on purpose: this file re-exports `batch`'s names
 //   (the crate's face), and `iter` counts pages with `page::size` (a leaf kept in `page/` so
 //   cursors and page walks share one page size without `iter` depending on the walks).
+//   One arrow climbs to it on purpose: `calibrate` builds its frames with `net::layout`, a
+//   leaf of three constants that imports nothing, so the frames calibration measures are the
+//   ones the API documents to users.
 #[path = "../arch/mod.rs"]
 mod arch;
 mod backend;

@@ -61,11 +61,7 @@ fn inline_fills_stay_inside_guard_pages() {
         for len in 0..=80 {
             for at_end in [false, true] {
                 for byte in [0xa7, 0] {
-                    let dst = if at_end {
-                        g.at_end(len + 16)
-                    } else {
-                        g.at_start(len + 16)
-                    };
+                    let dst = g.at(at_end, len + 16);
                     dst.fill(CANARY);
                     // The fill at the very start or end of the mapping, canaries on the inner side.
                     let (lo, hi) = if at_end { (16, len + 16) } else { (0, len) };

@@ -7,7 +7,7 @@
 mod common;
 
 use cachecopy::Mode;
-use common::{all_bytes, miri, pattern, Guarded, CANARY};
+use common::{all_bytes, guarded_pair, miri, pattern, Guarded, CANARY};
 
 /// The lengths: all of them natively; under Miri every inline class boundary and the table's
 /// first sizes past them.
@@ -110,19 +110,8 @@ fn guard_pages_on_both_sides() {
     for mode in Mode::ALL {
         for &len in &lens {
             let want = pattern(len, len as u8);
-            for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {
-                let src = if s_end {
-                    s.at_end(len)
-                } else {
-                    s.at_start(len)
-                };
-                src.copy_from_slice(&want);
-                let src: &[u8] = src;
-                let dst = if d_end {
-                    d.at_end(len)
-                } else {
-                    d.at_start(len)
-                };
+            for placement in [(false, false), (true, true), (false, true), (true, false)] {
+                let (src, dst) = guarded_pair(&mut s, &mut d, placement, &want);
                 for entry in 0..3 {
                     dst.fill(0);
                     copy_entry(entry, dst, src, mode);

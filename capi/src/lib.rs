@@ -85,6 +85,16 @@ fn buffer_ok(p: *const c_void, len: usize) -> bool {
     len == 0 || (!p.is_null() && len <= isize::MAX as usize)
 }
 
+/// The mode of a call on the buffers `bufs`, each of `len` bytes, or `None` when the call must
+/// be refused with nothing written: `mode` is not a cachecopy_mode (checked first), or one of
+/// the buffers fails [`buffer_ok`]. Every function taking buffers and a mode checks here, so they
+/// all refuse the same arguments.
+#[inline]
+fn checked<const N: usize>(mode: ModeArg, len: usize, bufs: [*const c_void; N]) -> Option<Mode> {
+    let mode = mode.mode()?;
+    bufs.iter().all(|&p| buffer_ok(p, len)).then_some(mode)
+}
+
 /// Copies `len` bytes from `src` to `dst` with the cache policy `mode`, as `memcpy`, fenced: when
 /// it returns, the bytes are ordered before this thread's later stores (and, for
 /// CACHECOPY_FLUSHCACHE, written back to memory), so they may be published at once.
@@ -102,12 +112,9 @@ pub unsafe extern "C" fn cachecopy_copy(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const(), src]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
-        return EINVAL;
-    }
     // SAFETY: the caller's contract (readable `src`, writable `dst`, `len` bytes, no overlap, no
     // concurrent access); checked above: non-null and `len <= isize::MAX` when `len > 0`.
     unsafe { cachecopy::copy_raw(dst.cast(), src.cast(), len, mode) };
@@ -128,12 +135,9 @@ pub unsafe extern "C" fn cachecopy_fill(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const()]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) {
-        return EINVAL;
-    }
     // SAFETY: the caller's contract (writable `dst` for `len` bytes, no concurrent access);
     // checked above. `as u8` is memset's conversion to unsigned char.
     unsafe { cachecopy::fill_raw(dst.cast(), byte as u8, len, mode) };
@@ -158,12 +162,9 @@ pub unsafe extern "C" fn cachecopy_copy_unfenced(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const(), src]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
-        return EINVAL;
-    }
     // SAFETY: as in `cachecopy_copy`; the caller owes the fence (documented above).
     unsafe { cachecopy::copy_raw_unfenced(dst.cast(), src.cast(), len, mode) };
     0
@@ -183,12 +184,9 @@ pub unsafe extern "C" fn cachecopy_fill_unfenced(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const()]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) {
-        return EINVAL;
-    }
     // SAFETY: as in `cachecopy_fill`; the caller owes the fence (documented above).
     unsafe { cachecopy::fill_raw_unfenced(dst.cast(), byte as u8, len, mode) };
     0
@@ -212,12 +210,9 @@ pub unsafe extern "C" fn cachecopy_move(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const(), src]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
-        return EINVAL;
-    }
     // SAFETY: the caller's contract (readable `src`, writable `dst`, `len` bytes, overlap
     // allowed, no concurrent access); checked above: non-null and `len <= isize::MAX` when
     // `len > 0`.
@@ -239,12 +234,9 @@ pub unsafe extern "C" fn cachecopy_move_unfenced(
     len: usize,
     mode: ModeArg,
 ) -> c_int {
-    let Some(mode) = mode.mode() else {
+    let Some(mode) = checked(mode, len, [dst.cast_const(), src]) else {
         return EINVAL;
     };
-    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
-        return EINVAL;
-    }
     // SAFETY: as in `cachecopy_move`; the caller owes the fence (documented above).
     unsafe { cachecopy::move_raw_unfenced(dst.cast(), src.cast(), len, mode) };
     0
@@ -304,10 +296,9 @@ pub unsafe extern "C" fn cachecopy_copy_from_iov(
     iovcnt: usize,
     mode: ModeArg,
 ) -> usize {
-    let Some(mode) = mode.mode() else { return 0 };
-    if !buffer_ok(dst, len) {
+    let Some(mode) = checked(mode, len, [dst.cast_const()]) else {
         return 0;
-    }
+    };
     // SAFETY: the caller's contract for `iov` and `iovcnt`.
     let Some(raw) = (unsafe { iov_checked(iov, iovcnt) }) else {
         return 0;
@@ -344,10 +335,9 @@ pub unsafe extern "C" fn cachecopy_copy_to_iov(
     len: usize,
     mode: ModeArg,
 ) -> usize {
-    let Some(mode) = mode.mode() else { return 0 };
-    if !buffer_ok(src, len) {
+    let Some(mode) = checked(mode, len, [src]) else {
         return 0;
-    }
+    };
     // SAFETY: the caller's contract for `iov` and `iovcnt`. The shared view ends here: the
     // segments below are made from `iov` itself, not from this borrow.
     if unsafe { iov_checked(iov, iovcnt) }.is_none() {
@@ -395,10 +385,9 @@ pub unsafe extern "C" fn cachecopy_csum_and_copy(
     len: usize,
     mode: ModeArg,
 ) -> u32 {
-    let Some(mode) = mode.mode() else { return 0 };
-    if !buffer_ok(dst, len) || !buffer_ok(src, len) {
+    let Some(mode) = checked(mode, len, [dst.cast_const(), src]) else {
         return 0;
-    }
+    };
     // SAFETY: as in `cachecopy_copy`.
     unsafe { cachecopy::net::csum_and_copy_raw(dst.cast(), src.cast(), len, mode) }
 }

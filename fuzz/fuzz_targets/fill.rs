@@ -4,15 +4,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cachecopy::{Backend, FlushOp, Mode};
+use cachecopy::{Backend, Mode};
 use libfuzzer_sys::fuzz_target;
 
-/// The flush instructions this CPU runs, detected once: `cpu()` executes CPUID (a VM exit each,
-/// microseconds) on every call, which would cost more than the copy it picks for.
-fn flush_ops() -> &'static [FlushOp] {
-    static OPS: std::sync::OnceLock<Vec<FlushOp>> = std::sync::OnceLock::new();
-    OPS.get_or_init(|| cachecopy::cpu().flush_ops().collect())
-}
+mod common;
+use common::flush_ops;
 
 #[derive(Arbitrary, Debug)]
 struct Case {

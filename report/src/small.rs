@@ -17,6 +17,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::Mode;
+use cachecopy_arena::csum::kernel_loop;
 
 use crate::measure::{round_order, Buf, Dest};
 use crate::session::Session;
@@ -116,29 +117,6 @@ fn each(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
         black_box(d);
     }
     t.elapsed().as_nanos() as f64 / dsts.len().max(1) as f64
-}
-
-/// The Internet checksum the way a kernel without a vector path computes it (Linux's generic
-/// `do_csum` shape, 64-bit): 8-byte words with end-around carry, the tail as a partial word,
-/// folded to 32 bits.
-#[inline(never)]
-fn kernel_loop(data: &[u8]) -> u32 {
-    let add = |a: u64, b: u64| {
-        let (s, c) = a.overflowing_add(b);
-        s + u64::from(c)
-    };
-    let mut sum = 0u64;
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        sum = add(sum, u64::from_le_bytes(w.try_into().expect("8 bytes")));
-    }
-    let mut tail = 0u64;
-    for (i, &b) in words.remainder().iter().enumerate() {
-        tail |= u64::from(b) << (8 * i);
-    }
-    sum = add(sum, tail);
-    let s = (sum >> 32) + (sum & 0xffff_ffff);
-    ((s >> 32) + (s & 0xffff_ffff)) as u32
 }
 
 /// One row of a table: a size, and per (destination, offset) the ratio of the baseline's time

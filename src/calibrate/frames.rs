@@ -13,6 +13,7 @@ use crate::backend::store::{copy_unfenced_on, Store};
 use crate::backend::{self, Kernels, NAMES};
 use crate::cpu::engine::{self, Backend, Edges, Engine};
 use crate::cpu::Cpu;
+use crate::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
 
 /// The most the engine measurement may take (it runs last, and never past [`ENGINE_DEADLINE`]
 /// from the calibration's start).
@@ -43,9 +44,6 @@ pub(super) fn engine_candidates(cpu: &Cpu, rule: Engine, out: &mut [Engine; MAX_
 /// Builds frames with every candidate engine against the rule's, in paired rounds, each
 /// candidate and job on a ring of its own. See the module docs.
 pub(super) fn engine_check(cpu: &Cpu, budget: Duration) -> EngineCheck {
-    const SLOT: usize = 1536;
-    const HDR: usize = 42;
-    const PAYLOAD: usize = 1472;
     let widest = NAMES[backend::runnable(&cpu.features) - 1];
     let rule = engine::rule(cpu, widest).0;
     let mut engines = [rule; MAX_ENGINES];

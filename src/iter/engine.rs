@@ -3,6 +3,7 @@
 use super::seg::{Bvecs, Iovecs, Table, Ubuf};
 use super::{Cursor, Direction, Segs};
 use crate::arch::STREAM_LINE;
+use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on, Store};
 use crate::backend::Kernels;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::Gather;
@@ -73,120 +74,105 @@ impl<D: Direction> Cursor<'_, D> {
 }
 
 /// How one call stores, as a type: [`Temporal`], [`NonTemporal`] or [`FlushCache`]. The steps
-/// are generic over it, so each mode has its own loop and no per-segment mode branch.
+/// are generic over it, so each mode has its own loop and no per-segment mode branch. Which
+/// kernel entry runs a piece is `backend::store`'s one mapping (its unfenced forms), reached
+/// through [`Kind::store`], a constant per type once inlined; a kind adds only what a cursor
+/// step does differently: which short pieces it does inline, without the table's call.
 pub(crate) trait Kind {
     /// Whether a gather into contiguous memory goes through a [`Gather`] line writer.
     const GATHER: bool;
+    /// Pieces up to this many bytes are copied inline ([`copy_inline`]; 0: none): the
+    /// indirect call would cost as much as the copy.
+    const COPY_INLINE: usize;
+    /// Checksum-copy pieces shorter than this are summed and copied inline, in general-purpose
+    /// registers (0: none).
+    const CSUM_INLINE: usize;
+
+    /// The store kind of this type, with `op` as the flush instruction of [`FlushCache`].
+    fn store(op: FlushOp) -> Store;
 
     /// Copies one piece. No fence.
     ///
     /// # Safety
     /// `crate::copy_raw`'s contract; `k` (and `op` for flush) runs on this CPU.
-    unsafe fn copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize);
+    #[inline(always)]
+    unsafe fn copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract; the call's owner fences.
+        unsafe {
+            if Self::COPY_INLINE != 0 && len <= Self::COPY_INLINE {
+                copy_inline(dst, src, len)
+            } else {
+                copy_unfenced_on(k, dst, src, len, Self::store(op))
+            }
+        }
+    }
 
     /// Fills one piece. No fence.
     ///
     /// # Safety
     /// `crate::fill_raw`'s contract; `k` (and `op`) runs on this CPU.
-    unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize);
+    #[inline(always)]
+    unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize) {
+        // SAFETY: forwarded contract; the call's owner fences.
+        unsafe { fill_unfenced_on(k, dst, byte, len, Self::store(op)) }
+    }
 
     /// Copies one piece and returns its checksum, folded to 16 bits. No fence.
     ///
     /// # Safety
     /// `crate::copy_raw`'s contract; `k` (and `op`) runs on this CPU.
-    unsafe fn csum_copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize) -> u32;
+    #[inline(always)]
+    unsafe fn csum_copy(k: &Kernels, op: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
+        // SAFETY: forwarded contract; the call's owner fences.
+        unsafe {
+            if n < Self::CSUM_INLINE {
+                fold16(short(s, Plain(d), n, 0))
+            } else {
+                csum_copy_unfenced_on(k, d, s, n, Self::store(op))
+            }
+        }
+    }
 
     /// The flush instruction for a [`Gather`] finish, if any.
-    fn flush(op: FlushOp) -> Option<FlushOp>;
+    #[inline(always)]
+    fn flush(op: FlushOp) -> Option<FlushOp> {
+        match Self::store(op) {
+            Store::Flush(op) => Some(op),
+            Store::Temporal | Store::NonTemporal => None,
+        }
+    }
 }
 
 impl Kind for Temporal {
     const GATHER: bool = false;
+    const COPY_INLINE: usize = INLINE_COPY;
+    // A short piece (a 1- or 13-byte iovec) is not worth the table's call.
+    const CSUM_INLINE: usize = SHORT;
     #[inline(always)]
-    unsafe fn copy(k: &Kernels, _: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
-        // SAFETY: forwarded contract. A small piece is copied inline: the indirect call would
-        // cost as much as the copy.
-        unsafe {
-            if len <= INLINE_COPY {
-                copy_inline(dst, src, len)
-            } else {
-                (k.copy_temporal)(dst, src, len)
-            }
-        }
-    }
-    #[inline(always)]
-    unsafe fn fill(k: &Kernels, _: FlushOp, dst: *mut u8, byte: u8, len: usize) {
-        // SAFETY: forwarded contract.
-        unsafe { (k.fill_temporal)(dst, byte, len) }
-    }
-    #[inline(always)]
-    unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
-        // SAFETY: forwarded contract. A short piece (a 1- or 13-byte iovec) is summed and copied
-        // inline, in general-purpose registers, without the table's call.
-        unsafe {
-            if n < SHORT {
-                fold16(short(s, Plain(d), n, 0))
-            } else {
-                (k.csum_copy_temporal)(d, s, n)
-            }
-        }
-    }
-    #[inline(always)]
-    fn flush(_: FlushOp) -> Option<FlushOp> {
-        None
+    fn store(_: FlushOp) -> Store {
+        Store::Temporal
     }
 }
 
 impl Kind for NonTemporal {
     const GATHER: bool = true;
+    const COPY_INLINE: usize = 0;
+    // Below two lines a streaming piece stores temporally (`stream_unfenced`), so a short one is
+    // done inline as for `Temporal`.
+    const CSUM_INLINE: usize = 2 * STREAM_LINE;
     #[inline(always)]
-    unsafe fn copy(k: &Kernels, _: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
-        // SAFETY: forwarded contract; the call fences through `fence`.
-        unsafe { (k.iter.copy_stream)(dst, src, len) }
-    }
-    #[inline(always)]
-    unsafe fn fill(k: &Kernels, _: FlushOp, dst: *mut u8, byte: u8, len: usize) {
-        // SAFETY: as above.
-        unsafe { (k.iter.fill_stream)(dst, byte, len) }
-    }
-    #[inline(always)]
-    unsafe fn csum_copy(k: &Kernels, _: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
-        // SAFETY: forwarded contract; the call's owner fences. Below two lines a streaming piece
-        // stores temporally (`stream_unfenced`), so a short one is done inline as above.
-        unsafe {
-            if n < 2 * STREAM_LINE {
-                fold16(short(s, Plain(d), n, 0))
-            } else {
-                (k.iter.csum_copy_stream)(d, s, n)
-            }
-        }
-    }
-    #[inline(always)]
-    fn flush(_: FlushOp) -> Option<FlushOp> {
-        None
+    fn store(_: FlushOp) -> Store {
+        Store::NonTemporal
     }
 }
 
 impl Kind for FlushCache {
     const GATHER: bool = true;
+    const COPY_INLINE: usize = 0;
+    const CSUM_INLINE: usize = 0;
     #[inline(always)]
-    unsafe fn copy(k: &Kernels, op: FlushOp, dst: *mut u8, src: *const u8, len: usize) {
-        // SAFETY: forwarded contract; the call fences through `fence`.
-        unsafe { (k.iter.copy_flush)(dst, src, len, op) }
-    }
-    #[inline(always)]
-    unsafe fn fill(k: &Kernels, op: FlushOp, dst: *mut u8, byte: u8, len: usize) {
-        // SAFETY: as above.
-        unsafe { (k.iter.fill_flush)(dst, byte, len, op) }
-    }
-    #[inline(always)]
-    unsafe fn csum_copy(k: &Kernels, op: FlushOp, d: *mut u8, s: *const u8, n: usize) -> u32 {
-        // SAFETY: forwarded contract; the call's owner fences.
-        unsafe { (k.iter.csum_copy_flush)(d, s, n, op) }
-    }
-    #[inline(always)]
-    fn flush(op: FlushOp) -> Option<FlushOp> {
-        Some(op)
+    fn store(op: FlushOp) -> Store {
+        Store::Flush(op)
     }
 }
 

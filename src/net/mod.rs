@@ -10,7 +10,8 @@
 //!
 //! [`csum_and_copy_from_iter`] and [`csum_and_copy_to_iter`] are the same fused copy as steps of
 //! the cursor engine; `examples/udp_tx.rs` puts it together (iovecs → checksum-and-copy →
-//! UDP/IPv4 frames): `cargo run --release --example udp_tx`.
+//! UDP/IPv4 frames): `cargo run --release --example udp_tx`. [`layout`] holds the transmit frame
+//! layout (header, payload, ring slot) every frame in the project is built to.
 //!
 //! ```
 //! use cachecopy::net::{csum_and_copy, csum_fold};
@@ -28,6 +29,7 @@ mod csum;
 #[cfg(feature = "alloc")]
 mod frame;
 mod iter;
+pub mod layout;
 
 pub use csum::{
     csum_add, csum_and_copy, csum_and_copy_raw, csum_and_copy_with, csum_block_add, csum_fold,

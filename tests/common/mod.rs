@@ -110,6 +110,30 @@ impl Guarded {
     }
 }
 
+impl Guarded {
+    /// `len` bytes flush against the high guard (`end`) or the low one.
+    pub fn at(&mut self, end: bool, len: usize) -> &mut [u8] {
+        if end {
+            self.at_end(len)
+        } else {
+            self.at_start(len)
+        }
+    }
+}
+
+/// A guarded copy's two buffers of `want.len()` bytes: the source, holding `want`, flush against
+/// the high guard of `s` (`s_end`) or its low one, and the destination likewise in `d`.
+pub fn guarded_pair<'a>(
+    s: &'a mut Guarded,
+    d: &'a mut Guarded,
+    (s_end, d_end): (bool, bool),
+    want: &[u8],
+) -> (&'a [u8], &'a mut [u8]) {
+    let src = s.at(s_end, want.len());
+    src.copy_from_slice(want);
+    (src, d.at(d_end, want.len()))
+}
+
 pub const CANARY: u8 = 0xC5;
 
 /// Copies `len` bytes from source offset `so` to destination offset `d_o` with exactly
@@ -363,11 +387,7 @@ pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
     for mode in Mode::ALL {
         for &len in lens {
             for d_end in [false, true] {
-                let dst = if d_end {
-                    d.at_end(len)
-                } else {
-                    d.at_start(len)
-                };
+                let dst = d.at(d_end, len);
                 for byte in [0xc3, 0] {
                     cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
                     assert!(
@@ -404,19 +424,8 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
             } else {
                 &[(false, false), (true, true), (false, true), (true, false)]
             };
-            for &(s_end, d_end) in placements {
-                let src = if s_end {
-                    s.at_end(len)
-                } else {
-                    s.at_start(len)
-                };
-                src.copy_from_slice(&want);
-                let src: &[u8] = src;
-                let dst = if d_end {
-                    d.at_end(len)
-                } else {
-                    d.at_start(len)
-                };
+            for &placement in placements {
+                let (src, dst) = guarded_pair(&mut s, &mut d, placement, &want);
                 dst.fill(0);
                 cachecopy::copy_with_engine(backend, dst, src, mode).unwrap();
                 assert!(

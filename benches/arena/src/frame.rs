@@ -6,19 +6,20 @@
 //! slot and a [`PAYLOAD`]-byte payload right behind it, at offset 42: its first and last lines
 //! are partial, and the first one holds bytes of both pieces ([`Shape::Header`]). The second
 //! shape, a line-aligned payload with no header ([`Shape::Aligned`]), is the easy case kept for
-//! comparison. The report, `benches/net.rs` and `examples/udp_tx.rs` all use these, so a frame
-//! means the same bytes everywhere.
+//! comparison. The report, `benches/net.rs` and the examples all use these, and the layout
+//! constants are the library's own (`cachecopy::net::layout`), so a frame means the same bytes
+//! everywhere.
 //!
 //! Like the rest of this crate it does not depend on cachecopy.
 
 use std::hint::black_box;
 
-/// Ethernet (14) + IPv4 (20) + UDP (8) header bytes.
-pub const HEADER: usize = 42;
-/// Payload bytes per frame: a 1500-byte MTU less the IPv4 and UDP headers.
-pub const PAYLOAD: usize = 1472;
-/// Bytes per ring slot (24 lines).
-pub const SLOT: usize = 1536;
+// The frame layout is the library's public one (`cachecopy::net::layout`), compiled here from
+// its file rather than through a dependency: this crate stays independent of the code it
+// measures, and the layout stays defined once.
+#[path = "../../../src/net/layout.rs"]
+mod layout;
+pub use layout::{HEADER, PAYLOAD, SLOT};
 /// Frames per batch (one fence each), as `sendmmsg` users and AF_XDP rings batch them.
 pub const BATCH: usize = 64;
 

@@ -5,6 +5,11 @@
 //! so it is neither cached nor already fetched by a prefetcher. The report and the benches use
 //! this one crate so that "cold" means the same in both and their figures can be compared.
 //!
+//! Beside the arenas it holds the references measurements print next to cachecopy, so the
+//! report and the benches compare against the same thing: transmit frames with glibc's
+//! `memcpy` and the streaming limit ([`frame`]), and a kernel-style scalar checksum loop
+//! ([`csum`]).
+//!
 //! The crate uses std only and does not depend on `cachecopy`: the ground a measurement stands
 //! on must not depend on the code it measures. The caller passes the last-level cache size in.
 //!
@@ -33,6 +38,7 @@
 //! Every page of an arena is written when it is made, so a cold destination is "not cached",
 //! never "not mapped": no timed run takes a page fault.
 
+pub mod csum;
 pub mod frame;
 
 use std::hint::black_box;
