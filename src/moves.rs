@@ -256,15 +256,37 @@ unsafe extern "C" fn move_table_temporal(dst: *mut u8, src: *const u8, len: usiz
     }
 }
 
-/// [`move_raw`] past the inline classes in any store kind, detecting the CPU on first use;
-/// `extern "C"` as [`move_table_temporal`] (`Mode` crosses it between Rust functions of one
-/// build only, so its layout is the same on both sides).
+/// [`move_raw`] past the inline classes in a mode that may stream. `Auto` below its threshold
+/// (1 KiB up to `nt_threshold()`, the sizes a compaction or a buffer slide makes most) resolves
+/// here to the same tail jump as [`move_table_temporal`], with the threshold read straight from
+/// its atomic (no detection call, so no frame); everything else, and the first call, goes on to
+/// [`move_table_any`]. `extern "C"` as [`move_table_temporal`] (`Mode` crosses it between Rust
+/// functions of one build only, so its layout is the same on both sides).
 ///
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if let Some(k) = dispatch::detected() {
+        // Detection published the thresholds before the table.
+        let nt = || crate::cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed);
+        if mode.resolves_temporal(len, nt) {
+            // SAFETY: forwarded contract; the detected backend runs on this CPU.
+            return unsafe { (k.moves.temporal)(dst, src, len) };
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { move_table_any(dst, src, len, mode) }
+}
+
+/// [`move_table`] in every store kind, detecting the CPU on first use.
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn move_table_any(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
     unsafe { move_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
