@@ -31,9 +31,11 @@
 //! `Temporal`, `NonTemporal` and `Auto` alike and the mode costs no work: `Auto`'s threshold is
 //! not even loaded. `FlushCache` must write every line back, which the table does.
 //!
-//! Only the entry points that dispatch ([`crate::copy_raw`], [`crate::fill_raw`] and their
-//! unfenced forms) take this path: `copy_with(backend, ..)` and `copy_with_engine` run exactly
-//! the requested backend at every size, so the backends stay comparable.
+//! Only the entry points that dispatch ([`crate::copy_raw`], [`crate::fill_raw`],
+//! [`crate::move_raw`] with `copy_within` and `Batch::copy_within`, and their unfenced forms)
+//! take this path (moves may, since every class loads before it stores: [`move_`]).
+//! `copy_with(backend, ..)`, `copy_with_engine` and `copy_within_with_engine` run exactly the
+//! requested backend at every size, so the backends stay comparable.
 
 use super::{temporal, ByteSource, Mem, Splat, STREAM_MIN};
 
