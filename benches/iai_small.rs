@@ -2,7 +2,9 @@
 //! allocator makes most: `copy_raw` and `fill_raw` in `Temporal` and `Auto` (inline size
 //! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
 //! `memset` called for real (through the PLT), at 8, 64, 128 and 256 bytes, the length opaque to the
-//! compiler. Every figure includes the same benchmark-function overhead (the `black_box`es, the
+//! compiler; and `move_raw` in `Temporal` and `Auto` beside glibc `memmove` at 8, 64 and 256 bytes,
+//! each moving its bytes down by a third of the length plus one (overlapping, as report section 9
+//! does). Every figure includes the same benchmark-function overhead (the `black_box`es, the
 //! caller's frame, freeing the source), so the differences are the calls' own. docs/small-calls.md keeps the figures.
 //!
 //! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
@@ -65,6 +67,38 @@ unsafe extern "C" fn call_fill_auto(d: *mut u8, b: u8, n: usize) {
     unsafe { cachecopy::fill_raw(d, b, n, Mode::Auto) }
 }
 
+/// glibc `memmove`, through the PLT.
+#[inline(never)]
+unsafe extern "C" fn call_memmove(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: both ranges lie in the caller's one buffer; `memmove` allows overlap.
+    unsafe { libc::memmove(d.cast(), s.cast(), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_move_temporal(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above; `move_raw` allows overlap.
+    unsafe { cachecopy::move_raw(d, s, n, Mode::Temporal) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_move_auto(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) }
+}
+
+/// One buffer of `len + len / 3 + 1` bytes, for a move of `len` bytes down by `len / 3 + 1`.
+fn move_buf(len: usize) -> (Vec<u8>, usize) {
+    let (buf, _) = bufs(len + len / 3 + 1);
+    (buf, len)
+}
+
+fn move_with(f: CopyFn, (mut buf, len): (Vec<u8>, usize)) -> Vec<u8> {
+    let p = buf.as_mut_ptr();
+    // SAFETY: source `len / 3 + 1..len / 3 + 1 + len` and destination `0..len` lie in `buf`.
+    unsafe { f(p, p.add(black_box(len / 3 + 1)), black_box(len)) };
+    buf
+}
+
 type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize);
 type FillFn = unsafe extern "C" fn(*mut u8, u8, usize);
 
@@ -116,9 +150,28 @@ fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_fill_auto, b)
 }
 
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
+fn glibc_memmove(b: (Vec<u8>, usize)) -> Vec<u8> {
+    move_with(call_memmove, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
+fn move_temporal(b: (Vec<u8>, usize)) -> Vec<u8> {
+    move_with(call_move_temporal, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
+fn move_auto(b: (Vec<u8>, usize)) -> Vec<u8> {
+    move_with(call_move_auto, b)
+}
+
 library_benchmark_group!(
     name = small;
-    benchmarks = glibc_memcpy, copy_temporal, copy_auto, glibc_memset, fill_temporal, fill_auto
+    benchmarks = glibc_memcpy, copy_temporal, copy_auto, glibc_memset, fill_temporal, fill_auto,
+        glibc_memmove, move_temporal, move_auto
 );
 
 main!(

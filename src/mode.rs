@@ -78,6 +78,19 @@ impl Mode {
     pub(crate) fn always_temporal(self, len: usize) -> bool {
         self == Mode::Temporal || (self != Mode::FlushCache && len < STREAM_MIN)
     }
+
+    /// Whether [`Mode::resolve`] gives `Store::Temporal` for `len` bytes under the threshold
+    /// `threshold()` (loaded only for `Auto` from [`STREAM_MIN`]), without `FlushCache`'s flush
+    /// op lookup: for a dispatched entry that tail-jumps into the temporal kernel when it can.
+    #[inline(always)]
+    pub(crate) fn resolves_temporal(self, len: usize, threshold: impl FnOnce() -> usize) -> bool {
+        match self {
+            Mode::Temporal => true,
+            Mode::FlushCache => false,
+            Mode::NonTemporal => len < STREAM_MIN,
+            Mode::Auto => len < STREAM_MIN || len < threshold(),
+        }
+    }
 }
 
 impl fmt::Display for Mode {

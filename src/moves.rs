@@ -6,7 +6,10 @@
 //! engines compact pages and log segments in place, allocators grow by sliding: `memmove` and
 //! `ptr::copy` have no cache policy, and glibc's `memmove` streams only when the ranges do not
 //! overlap. Here every [`Mode`] works on overlapping ranges too:
-//! - `Temporal`: small moves load every register before storing any; larger ones walk forward
+//! - `Temporal`: moves up to four baseline registers (64 B on SSE2 and NEON) are done at the
+//!   call site with the copy's inline classes (`kernel::small`), every mode but `FlushCache`;
+//!   past them one tail jump into the backend's move kernel, as copies do. Small moves load
+//!   every register before storing any; larger ones walk forward
 //!   when the destination is below the source and backward when it is above, with the registers
 //!   the walk would overwrite before reading loaded first (glibc's shape). Disjoint ranges run
 //!   the copy itself.
@@ -22,7 +25,7 @@
 use core::ops::{Bound, RangeBounds};
 
 use crate::backend::Kernels;
-use crate::kernel::moves::{move_inline, INLINE_MOVE};
+use crate::kernel::small;
 use crate::mode::{Mode, Store};
 use crate::thresholds::nt_threshold;
 use crate::{dispatch, Engine, Unsupported};
@@ -217,23 +220,73 @@ pub fn copy_within_with_engine(
 /// ```
 #[inline]
 pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= INLINE_MOVE && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract. Every mode but FlushCache moves this few bytes with
-        // ordinary stores (streaming starts at `STREAM_MIN`), so inline moves are that mode.
-        unsafe { move_inline(dst, src, len) };
+    if len <= small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
+        // stores, which the inline classes are, and each loads before it stores
+        // (`kernel::small::move_`).
+        unsafe { small::move_(dst, src, len) };
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe { move_dispatched(dst, src, len, mode) }
+    unsafe {
+        if mode.always_temporal(len) {
+            move_table_temporal(dst, src, len)
+        } else {
+            move_table(dst, src, len, mode)
+        }
+    }
 }
 
-/// The rest of [`move_raw`], out of line so that the inline path above needs no stack frame
-/// (the call below saves registers; the inline moves need none).
+/// A `Temporal` [`move_raw`] past the inline classes, as `copy_table_temporal` is for copies:
+/// one load of the table and a tail jump into the backend's move kernel, no frame of its own
+/// (`extern "C"`: it cannot unwind, so callers need no landing pad, and the kernel it jumps to
+/// is `extern "C"` too, which makes the sibling call legal). The first call's detection is
+/// behind a tail call to [`move_table`]. Nothing here panics on valid input.
 ///
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(never)]
-unsafe fn move_dispatched(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+unsafe extern "C" fn move_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe {
+        match dispatch::detected() {
+            Some(k) => (k.moves.temporal)(dst, src, len),
+            None => move_table(dst, src, len, Mode::Temporal),
+        }
+    }
+}
+
+/// [`move_raw`] past the inline classes in a mode that may stream. `Auto` below its threshold
+/// (1 KiB up to `nt_threshold()`, the sizes a compaction or a buffer slide makes most) resolves
+/// here to the same tail jump as [`move_table_temporal`], with the threshold read straight from
+/// its atomic (no detection call, so no frame); everything else, and the first call, goes on to
+/// [`move_table_any`]. `extern "C"` as [`move_table_temporal`] (`Mode` crosses it between Rust
+/// functions of one build only, so its layout is the same on both sides).
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if let Some(k) = dispatch::detected() {
+        // Detection published the thresholds before the table.
+        let nt = || crate::cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed);
+        if mode.resolves_temporal(len, nt) {
+            // SAFETY: forwarded contract; the detected backend runs on this CPU.
+            return unsafe { (k.moves.temporal)(dst, src, len) };
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { move_table_any(dst, src, len, mode) }
+}
+
+/// [`move_table`] in every store kind, detecting the CPU on first use.
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn move_table_any(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
     unsafe { move_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
@@ -265,9 +318,14 @@ unsafe fn move_dispatched(dst: *mut u8, src: *const u8, len: usize, mode: Mode) 
 /// ```
 #[inline]
 pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= INLINE_MOVE && mode != Mode::FlushCache {
+    if len <= small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { move_inline(dst, src, len) };
+        unsafe { small::move_(dst, src, len) };
+        return;
+    }
+    if mode.always_temporal(len) {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { move_table_temporal(dst, src, len) };
         return;
     }
     let k = dispatch::active();

@@ -36,6 +36,68 @@ fn every_distance_every_length() {
     }
 }
 
+/// The dispatching entry points at every length to 1 KiB, every distance in -256..=256, every
+/// mode, inside guard pages: `move_raw` (and `copy_within`, `Batch::copy_within` up to 128 bytes)
+/// reach the call site's classes (`kernel::small`, to 64 bytes on SSE2 and NEON, 32 on words)
+/// and the tail jump into the active engine's move kernel past them, which
+/// `every_distance_every_length` (through `copy_within_with_engine`, the table at every size)
+/// does not.
+#[test]
+fn inline_and_tail_jump_every_length_every_distance() {
+    let (lens, dists, modes): (Vec<usize>, Vec<isize>, &[Mode]) = if miri() {
+        (
+            vec![0, 1, 2, 5, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129],
+            vec![-65, -33, -16, -7, -1, 1, 2, 8, 31, 64],
+            &[Mode::Temporal, Mode::Auto],
+        )
+    } else {
+        ((0..=1024).collect(), (-256..=256).collect(), &Mode::ALL)
+    };
+    let max = lens.iter().max().unwrap() + dists.iter().map(|d| d.unsigned_abs()).max().unwrap();
+    let data = noise(max, 6);
+    let mut g = Guarded::new(max);
+    for (i, &len) in lens.iter().enumerate() {
+        // Under Miri each length at two of the distances in turn (all of them in total).
+        let pick: Vec<isize> = if miri() {
+            dists.iter().copied().skip(i % 5).step_by(5).collect()
+        } else {
+            dists.clone()
+        };
+        for dist in pick {
+            let n = len + dist.unsigned_abs();
+            let src = if dist < 0 { dist.unsigned_abs() } else { 0 };
+            let dest = src.wrapping_add_signed(dist);
+            let mut want = data[..n].to_vec();
+            want.copy_within(src..src + len, dest);
+            for &mode in modes {
+                for at_end in [false, true] {
+                    let buf = if at_end { g.at_end(n) } else { g.at_start(n) };
+                    buf.copy_from_slice(&data[..n]);
+                    let p = buf.as_mut_ptr();
+                    // SAFETY: both ranges inside `buf`; overlap is allowed.
+                    unsafe { move_raw(p.add(dest), p.add(src), len, mode) };
+                    assert!(
+                        *buf == want[..],
+                        "move_raw {mode:?} len {len} by {dist} (high guard: {at_end})"
+                    );
+                    if len > 128 {
+                        continue;
+                    }
+                    buf.copy_from_slice(&data[..n]);
+                    copy_within(buf, src..src + len, dest, mode);
+                    assert!(*buf == want[..], "copy_within {mode:?} len {len} by {dist}");
+                    buf.copy_from_slice(&data[..n]);
+                    batch(mode, |bt| bt.copy_within(buf, src..src + len, dest));
+                    assert!(
+                        *buf == want[..],
+                        "Batch::copy_within {mode:?} len {len} by {dist}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Large moves, past the streaming cut-over and past `Auto`'s threshold (on the active engine,
 /// where `Auto` streams), by short, line, page and large distances, both directions.
 #[test]

@@ -1,7 +1,9 @@
 //! Section 9: moves whose ranges overlap (`cachecopy::copy_within`) against glibc's `memmove`
 //! (`slice::copy_within`). Small moves hot (1 B - 4 KiB, by a third of their length plus one
 //! byte), large moves cold (64 KiB up, by one page), each down (destination below the source)
-//! and up. Every variant moves in its own buffers; rounds interleave the variants in a fresh
+//! and up; and one long-distance cold move (the destination half the arena away, past the
+//! last-level cache, within one mapping), where the ranges do not overlap and streaming should
+//! win. Every variant moves in its own buffers; rounds interleave the variants in a fresh
 //! order; each cell is the median over rounds and the ratio to `memmove` paired per round.
 
 use std::hint::black_box;
@@ -118,6 +120,48 @@ fn cold(s: &mut Session, sizes: &[usize], samples: usize, mut tick: impl FnMut()
     }
 }
 
+/// Long-distance moves: `len` bytes moved by `dist` (half the arena, at least twice the
+/// last-level cache by the arena's sizing rule) inside the arena, down and up. Each move starts
+/// at the next of the `dist / len` positions of the lower half in turn, so a position comes back
+/// only after the whole arena has been touched: source and destination are cold. Returns the
+/// table and the distance.
+fn far(s: &mut Session, samples: usize, mut tick: impl FnMut()) -> (Table, usize) {
+    let dist = (s.arena.len() / 2) & !63;
+    let len = (16 << 20).min(dist / 4).max(1);
+    // `positions * len + dist <= 2 * dist`: every window lies in the arena.
+    let positions = (dist / len).max(1);
+    let runs = 2;
+    let whole = s.arena.len();
+    let buf = s.arena.hot(whole);
+    let mut next = 0;
+    let mut cell: [Vec<Vec<f64>>; 2] = [vec![Vec::new(); 4], vec![Vec::new(); 4]];
+    for (d, down) in [true, false].into_iter().enumerate() {
+        for round in 0..samples {
+            for i in round_order(VARIANTS.len(), round) {
+                let mut total = 0u128;
+                for _ in 0..runs {
+                    let at = next % positions * len;
+                    next += 1;
+                    let (src, dest) = ends(down, dist);
+                    let window = &mut buf[at..at + len + dist];
+                    let t = Instant::now();
+                    run(VARIANTS[i], window, src, len, dest);
+                    total += t.elapsed().as_nanos();
+                }
+                cell[d][i].push(total.max(1) as f64 / runs as f64);
+            }
+        }
+    }
+    tick();
+    (
+        Table {
+            sizes: vec![len],
+            ns: vec![cell],
+        },
+        dist,
+    )
+}
+
 /// The text of one table: per size, `memmove`'s figure (ns hot, GB/s cold) then each mode's
 /// ratio to it (speed: > 1 is faster), down then up.
 fn print(t: &Table, gbs: bool) -> String {
@@ -169,6 +213,8 @@ pub fn section(s: &mut Session) {
     let h = hot(&hot_sizes, samples, tick);
     let tick = s.ticker();
     let c = cold(s, &cold_sizes, samples, tick);
+    let tick = s.ticker();
+    let (f, dist) = far(s, samples, tick);
     let mut out = String::from(
         "9. Moves (overlapping ranges, cachecopy::copy_within) against glibc memmove \
          (slice::copy_within): memmove's figure, then each mode's speed ÷ memmove's \
@@ -178,6 +224,11 @@ pub fn section(s: &mut Session) {
     out.push_str(&print(&h, false));
     out.push_str("   cold, by one page (GB/s moved):\n");
     out.push_str(&print(&c, true));
+    out.push_str(&format!(
+        "   cold, far: by {} (past the last-level cache, one mapping; GB/s moved):\n",
+        size(dist)
+    ));
+    out.push_str(&print(&f, true));
     out.push('\n');
     s.print(&out);
 }

@@ -43,8 +43,9 @@ pub(crate) struct Kernels {
 /// belongs to the engine's temporal job, the others to its streaming job.
 #[derive(Clone, Copy)]
 pub(crate) struct MoveKernels {
-    /// Ordinary stores.
-    pub(crate) temporal: unsafe fn(*mut u8, *const u8, usize),
+    /// Ordinary stores; `extern "C"` (cannot unwind), as `Kernels::copy_temporal`, so that the
+    /// dispatched move past the inline classes (`moves::move_table_temporal`) tail-jumps into it.
+    pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.
     pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize),
     /// Streamed, every destination line written back, then the completion fence.
@@ -145,7 +146,7 @@ macro_rules! kernels {
             entry!([$($feature)?]
                 fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
                 sum::flush_unfenced::<$v>(d, s, n, op));
-            entry!([$($feature)?] fn move_t(d: *mut u8, s: *const u8, n: usize) =
+            entry!([$($feature)?] extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize) =
                 crate::kernel::moves::move_temporal::<$v>(d, s, n));
             entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize) =
                 crate::kernel::moves::move_nontemporal::<$v>(d, s, n));

@@ -4,7 +4,7 @@
 use core::ops::RangeBounds;
 
 use super::Batch;
-use crate::kernel::moves::{move_inline, INLINE_MOVE};
+use crate::kernel::small;
 use crate::mode::Mode;
 use crate::moves::{checked_range, move_unfenced_on};
 use crate::thresholds::nt_threshold;
@@ -34,10 +34,10 @@ impl<'scope> Batch<'scope, '_> {
     pub fn copy_within(&self, buf: &'scope mut [u8], src: impl RangeBounds<usize>, dest: usize) {
         let (start, count) = checked_range("Batch::copy_within", src, dest, buf.len());
         let p = buf.as_mut_ptr();
-        if count <= INLINE_MOVE && self.mode != Mode::FlushCache {
+        if count <= small::MAX && self.mode != Mode::FlushCache {
             // SAFETY: both ranges inside the live buffer (checked above); ordinary stores owe
             // no fence.
-            unsafe { move_inline(p.add(dest), p.add(start), count) };
+            unsafe { small::move_(p.add(dest), p.add(start), count) };
             return;
         }
         let store = self.mode.resolve(count, nt_threshold);

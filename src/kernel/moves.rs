@@ -2,11 +2,15 @@
 //! written once over [`Vector`] like the copy beside it.
 //!
 //! Which way the bytes may go depends on how the ranges lie ([`Lie`]):
-//! - **disjoint** (the distance is at least the length, or nothing moves): the copy kernels
-//!   themselves, untouched;
+//! - **disjoint** (the distance is at least the length, or nothing moves), past eight registers:
+//!   the copy kernels themselves, untouched;
 //! - **the same range**: nothing to move (a `FlushCache` move still writes the range back);
-//! - **at most eight registers**: [`temporal`]'s small shapes, which load every register before
-//!   storing any, so no overlap can break them (LLVM libc and glibc move small sizes the same way);
+//! - **at most eight registers**, whatever the lie: [`temporal`]'s small shapes, which load every
+//!   register before storing any, so no overlap can break them (LLVM libc and glibc move small
+//!   sizes the same way), and which the copy runs at these sizes too; checked first, so these
+//!   sizes pay no test of the lie. `kernel::small` runs the shapes up to four baseline registers
+//!   at the call site, so the table's move kernel is reached only past them (65 B on SSE2 and
+//!   NEON);
 //! - **larger, destination below the source** ([`Lie::Down`]): forward. A store to destination
 //!   offset `o` overwrites source offset `o - d` (`d` the distance), which the forward walk has
 //!   already read; only the source's last `4W` bytes can be overwritten before they are read, so
@@ -26,7 +30,7 @@
 //! move, so none is brought back into the cache.
 
 use super::STREAM_MIN;
-use super::{copy_temporal, scalar_pair, scalars, stream_span, temporal, ByteSource, Mem};
+use super::{copy_temporal, stream_span, temporal, Mem};
 use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
 use crate::vector::Vector;
@@ -68,61 +72,17 @@ fn lie(dst: *mut u8, src: *const u8, len: usize) -> Lie {
 pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
     // SAFETY: (whole body) forwarded contract; each branch is argued at its function.
     unsafe {
+        // Every shape of `temporal` up to eight registers loads all of them before the first
+        // store (tests/moves.rs runs every distance over these sizes), and it is what the copy
+        // runs there too: no need to ask how the ranges lie (glibc's `memmove` does not either).
+        if len <= 8 * V::BYTES {
+            return temporal::<V, Mem>(dst, Mem(src), len);
+        }
         match lie(dst, src, len) {
             Lie::Disjoint => copy_temporal::<V>(dst, src, len),
             Lie::Same => {}
-            // Every shape of `temporal` up to eight registers loads all of them before the
-            // first store (tests/moves.rs runs every distance over these sizes).
-            _ if len <= 8 * V::BYTES => temporal::<V, Mem>(dst, Mem(src), len),
             Lie::Down => forward::<V>(dst, src, len),
             Lie::Up => backward::<V>(dst, src, len),
-        }
-    }
-}
-
-/// Moves of at most this many bytes are done inline by [`move_inline`] when the mode allows it,
-/// without the dispatch call, which costs as much as the move itself at these sizes.
-pub(crate) const INLINE_MOVE: usize = 128;
-
-/// Moves `len <= INLINE_MOVE` bytes, the ranges may overlap, in portable code (no target
-/// features, so it inlines into any caller): every load before the first store, as eight,
-/// four or two overlapping 16-byte moves from both ends or a pair of 8/4/2-byte ones (16-byte
-/// moves are SSE2 `movups` on x86_64 and `ldr`/`str q` on aarch64). Under
-/// `cachecopy_integer_only`, the word backend's [`move_temporal`] (no vector register).
-///
-/// # Safety
-/// `src..src + len` readable, `dst..dst + len` writable (they may overlap); `len <=
-/// INLINE_MOVE`.
-#[inline(always)]
-pub(crate) unsafe fn move_inline(dst: *mut u8, src: *const u8, len: usize) {
-    debug_assert!(len <= INLINE_MOVE);
-    // SAFETY: every load and store lies inside `0..len` (each shape is used only when `len` is
-    // at least its span); all loads come before the first store.
-    unsafe {
-        if cfg!(cachecopy_integer_only) {
-            move_temporal::<arch::Word>(dst, src, len);
-        } else if len > 64 {
-            let m = Mem(src);
-            let v: [u128; 8] = core::array::from_fn(|i| {
-                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
-                m.scalar::<u128>(off)
-            });
-            for (i, x) in v.into_iter().enumerate() {
-                let off = if i < 4 { 16 * i } else { len - 16 * (8 - i) };
-                dst.add(off).cast::<u128>().write_unaligned(x);
-            }
-        } else if len >= 32 {
-            let m = Mem(src);
-            let (a, b) = (m.scalar::<u128>(0), m.scalar::<u128>(16));
-            let (c, d) = (m.scalar::<u128>(len - 32), m.scalar::<u128>(len - 16));
-            dst.cast::<u128>().write_unaligned(a);
-            dst.add(16).cast::<u128>().write_unaligned(b);
-            dst.add(len - 32).cast::<u128>().write_unaligned(c);
-            dst.add(len - 16).cast::<u128>().write_unaligned(d);
-        } else if len >= 16 {
-            scalar_pair::<u128, Mem>(dst, Mem(src), len);
-        } else {
-            scalars::<Mem>(dst, Mem(src), len);
         }
     }
 }

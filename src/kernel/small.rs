@@ -31,9 +31,11 @@
 //! `Temporal`, `NonTemporal` and `Auto` alike and the mode costs no work: `Auto`'s threshold is
 //! not even loaded. `FlushCache` must write every line back, which the table does.
 //!
-//! Only the entry points that dispatch ([`crate::copy_raw`], [`crate::fill_raw`] and their
-//! unfenced forms) take this path: `copy_with(backend, ..)` and `copy_with_engine` run exactly
-//! the requested backend at every size, so the backends stay comparable.
+//! Only the entry points that dispatch ([`crate::copy_raw`], [`crate::fill_raw`],
+//! [`crate::move_raw`] with `copy_within` and `Batch::copy_within`, and their unfenced forms)
+//! take this path (moves may, since every class loads before it stores: [`move_`]).
+//! `copy_with(backend, ..)`, `copy_with_engine` and `copy_within_with_engine` run exactly the
+//! requested backend at every size, so the backends stay comparable.
 
 use super::{temporal, ByteSource, Mem, Splat, STREAM_MIN};
 
@@ -64,6 +66,23 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len <= MAX);
     // SAFETY: forwarded contract; `Base` needs no target feature beyond the target's baseline,
     // and with `len <= 4 * W` `temporal` takes only its loop-free classes.
+    unsafe { classes(dst, Mem(src), len) }
+}
+
+/// Moves `len <= MAX` bytes whose ranges may overlap (`memmove`), with the same classes as
+/// [`copy`]: each of them loads every byte it moves before its first store (two overlapping
+/// scalars, two or four overlapping registers from both ends; one byte is one load and one
+/// store), so no overlap, whatever its distance or direction, can make a store overwrite a
+/// source byte not yet loaded. That is glibc's `memmove` shape for these sizes; no class needs a
+/// move variant. tests/moves.rs runs every length to 1 KiB at every distance up to 256 in both
+/// directions through `move_raw`.
+///
+/// # Safety
+/// `src..src + len` readable, `dst..dst + len` writable (they may overlap); `len <= MAX`.
+#[inline(always)]
+pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
+    debug_assert!(len <= MAX);
+    // SAFETY: as `copy`; overlap is allowed because every class loads before it stores (above).
     unsafe { classes(dst, Mem(src), len) }
 }
 
