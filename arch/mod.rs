@@ -9,6 +9,7 @@
 //! - `STREAM_LINE`: the granularity at which streamed and ordinary stores are kept apart;
 //! - `stream_fence()`: orders streamed stores before any later store (run before returning);
 //! - `flush_range(op, ptr, len)`, `flush_fence(op)`: write lines back to memory, then wait;
+//! - `prefetch_write(ptr, len)`: a hint to fetch lines that ordinary stores will write;
 //! - `detect() -> Cpu`: what the CPU has.
 
 pub(crate) mod generic;

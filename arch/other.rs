@@ -26,6 +26,13 @@ pub(crate) unsafe fn stream_fence() {
 #[inline(always)]
 pub(crate) unsafe fn flush_range(_op: FlushOp, _p: *const u8, _len: usize) {}
 
+/// No prefetch instruction is known here: nothing to do.
+///
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_write(_p: *const u8, _len: usize) {}
+
 /// # Safety
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]

@@ -297,9 +297,7 @@ impl<'scope> Batch<'scope, '_> {
     /// partial sum)`. `header(header_bytes, payload_len, payload_sum)` runs inside the call.
     ///
     /// # Panics
-    /// As [`net::csum_frame_from_iter`]: `head > frame.len()` or `head > FRAME_HEAD_MAX`.
-    ///
-    /// [`FRAME_HEAD_MAX`]: net::FRAME_HEAD_MAX
+    /// As [`net::csum_frame_from_iter`]: `head > frame.len()`.
     #[inline]
     pub fn csum_frame_from_iter(
         &self,

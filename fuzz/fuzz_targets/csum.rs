@@ -10,7 +10,7 @@ use arbitrary::Arbitrary;
 use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{
     csum_and_copy, csum_and_copy_from_iter, csum_and_copy_with, csum_block_add, csum_fold,
-    csum_frame_from_iter, csum_partial, csum_partial_with, FRAME_HEAD_MAX,
+    csum_frame_from_iter, csum_partial, csum_partial_with,
 };
 use cachecopy::{Backend, Mode};
 use libfuzzer_sys::fuzz_target;
@@ -95,10 +95,10 @@ fuzz_target!(|c: Case| {
     assert_eq!(&dst[d_o..d_o + len], src);
     assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
 
-    // The same gather as a frame's payload behind a header of up to FRAME_HEAD_MAX bytes that
-    // the callback writes from the payload's length and sum (the header's line assembled on
-    // the stack and streamed once).
-    let head = c.initial as usize % (FRAME_HEAD_MAX + 1);
+    // The same gather as a frame's payload behind a header of up to 300 bytes that the
+    // callback writes from the payload's length and sum (the header's lines prefetched,
+    // written after the payload streams).
+    let head = c.initial as usize % 301;
     let end = d_o + head + len;
     let mut fb = vec![CANARY; end + 64];
     let (n, sum) = csum_frame_from_iter(

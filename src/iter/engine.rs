@@ -262,3 +262,22 @@ macro_rules! by_kind {
     };
 }
 pub(crate) use by_kind;
+
+impl<D: Direction> Cursor<'_, D> {
+    /// The first non-empty piece of the next `count` bytes (`(dangling, 0)` when none), or for
+    /// a discarding cursor its scratch bytes.
+    pub(crate) fn current(&mut self) -> (*mut u8, usize) {
+        if let Segs::Discard(ref mut scratch) = self.segs {
+            return (scratch.as_mut_ptr(), scratch.len().min(self.count));
+        }
+        let mut out = (core::ptr::NonNull::<u8>::dangling().as_ptr(), 0);
+        let mut c = Cursor::<D> { ..*self };
+        c.iterate(self.count, |base, n, _| {
+            if n != 0 {
+                out = (base, n);
+            }
+            n
+        });
+        out
+    }
+}

@@ -3,29 +3,9 @@
 
 #[allow(unused_imports)]
 use super::ops::{copy_from_iter, copy_from_iter_full, copy_to_iter, copy_to_iter_full};
-use super::{Cursor, Dest, Direction, Segs, Source};
+use super::{Cursor, Dest, Source};
 #[allow(unused_imports)]
 use crate::policy::CursorDefault;
-
-impl<D: Direction> Cursor<'_, D> {
-    /// The first non-empty piece of the next `count` bytes (`(dangling, 0)` when none), or for
-    /// a discarding cursor its scratch bytes.
-    #[allow(dead_code)]
-    fn current(&mut self) -> (*mut u8, usize) {
-        if let Segs::Discard(ref mut scratch) = self.segs {
-            return (scratch.as_mut_ptr(), scratch.len().min(self.count));
-        }
-        let mut out = (core::ptr::NonNull::<u8>::dangling().as_ptr(), 0);
-        let mut c = Cursor::<D> { ..*self };
-        c.iterate(self.count, |base, n, _| {
-            if n != 0 {
-                out = (base, n);
-            }
-            n
-        });
-        out
-    }
-}
 
 #[cfg(feature = "std")]
 impl std::io::Read for Source<'_> {

@@ -99,7 +99,7 @@ pub use ops::{
 pub use seg::{BioVec, BioVecMut, IoVec, IoVecMut};
 
 #[allow(unused_imports)]
-pub(crate) use engine::{by_kind, gather_lines, Kind};
+pub(crate) use engine::{by_kind, gather, gather_lines, Kind};
 #[allow(unused_imports)]
 pub(crate) use ops::{
     copy_from_iter_on, copy_from_iter_unfenced, copy_iter_on, copy_iter_unfenced, copy_to_iter_on,

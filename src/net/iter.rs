@@ -12,8 +12,9 @@ use crate::policy::Select;
 use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
-use crate::arch::STREAM_LINE;
-use crate::iter::{by_kind, gather_lines, Kind};
+use crate::arch::{self, STREAM_LINE};
+use crate::iter::{by_kind, gather, gather_lines, Kind};
+use crate::kernel::sum::{fold16, short, Discard};
 use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
@@ -108,12 +109,6 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     (n, sum, store)
 }
 
-/// The longest header [`csum_frame_from_iter`] takes: Ethernet with two VLAN tags, IPv6 with
-/// extension headers and a TCP header with every option fit (14 + 8 + 40 + 70 + 60 = 192).
-/// The header and the payload bytes that share its last line are assembled on the stack, in
-/// at most this many bytes plus one line.
-pub const FRAME_HEAD_MAX: usize = 192;
-
 /// Builds a transmit frame in `frame`: the payload, `min(frame.len() - head, src.count())`
 /// bytes gathered from `src` and summed on the way, at `frame[head..]`, and the header in front
 /// of it, which `header(header_bytes, payload_len, payload_sum)` writes once the payload's sum
@@ -122,16 +117,18 @@ pub const FRAME_HEAD_MAX: usize = 192;
 /// `src` is advanced past the payload.
 ///
 /// Why not [`csum_and_copy_from_iter`] into `frame[head..]` and the header after it: when the
-/// header does not end on a cache line, the line it ends in holds payload bytes too. A
-/// streaming gather writes that line's payload part, and the header's ordinary stores then
-/// read the same line back from memory (and, with streaming stores, wait for the partial line
-/// to get there first). Here that line is assembled on the stack, header and payload, and
-/// written once, whole: a streaming mode writes every line of a line-aligned frame exactly
-/// once, with streaming stores, through the line-once writer ([`csum_and_copy_from_iter`]'s).
-/// A temporal call gathers the payload in place and the header writes `frame[..head]` directly.
+/// header does not end on a cache line, the line it ends in holds payload bytes too, and the
+/// gather writes them with ordinary stores in the middle of its streaming. That line was last
+/// written a ring ago, so the store waits for its read-for-ownership from memory, and every
+/// streaming store of the frame queued behind it waits too (stores commit in order). Here the
+/// header's lines are prefetched first, the payload past them is streamed through the
+/// line-once writer ([`csum_and_copy_from_iter`]'s), and only then do the header and the
+/// payload's first bytes go into those lines with ordinary stores, which find them cached: the
+/// fetch has overlapped the streaming. A temporal call gathers the payload in place and the
+/// header writes `frame[..head]` directly. `FlushCache` writes the header's lines back too.
 ///
 /// # Panics
-/// If `head > frame.len()` or `head > FRAME_HEAD_MAX`, before anything is written.
+/// If `head > frame.len()`, before anything is written.
 ///
 /// ```
 /// use cachecopy::iter::{IoVec, Source};
@@ -181,9 +178,8 @@ pub fn csum_frame_from_iter<M: Select>(
 #[track_caller]
 pub(crate) fn check_frame_head(len: usize, head: usize) {
     assert!(
-        head <= len && head <= FRAME_HEAD_MAX,
-        "csum_frame_from_iter: header of {head} bytes in a frame of {len} (at most the frame, \
-         and at most FRAME_HEAD_MAX = {FRAME_HEAD_MAX})"
+        head <= len,
+        "csum_frame_from_iter: header of {head} bytes in a frame of {len}"
     );
 }
 
@@ -192,7 +188,7 @@ pub(crate) fn check_frame_head(len: usize, head: usize) {
 ///
 /// # Safety
 /// `d..d + cap` writable, not overlapping any of `src`'s segments, not accessed by anything else
-/// during the call; `head <= cap` and `head <= FRAME_HEAD_MAX`; the caller runs the returned
+/// during the call; `head <= cap`; the caller runs the returned
 /// store's fence before the bytes are published.
 pub(crate) unsafe fn csum_frame_from_iter_unfenced(
     k: &Kernels,
@@ -203,7 +199,7 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
     mode: Mode,
     header: impl FnOnce(&mut [u8], usize, u32),
 ) -> (usize, u32, Store) {
-    debug_assert!(head <= cap && head <= FRAME_HEAD_MAX);
+    debug_assert!(head <= cap);
     let len = (cap - head).min(src.count());
     let store = mode.resolve(head + len, nt_threshold);
     // Where the line holding the header's last byte ends (counted from `d`), or the frame's end.
@@ -211,27 +207,56 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
     let split = ((lead + head).next_multiple_of(STREAM_LINE) - lead).min(head + len);
     let (n, sum) = by_kind!(store, |K, op| {
         if K::GATHER {
-            let mut line = [0u8; FRAME_HEAD_MAX + STREAM_LINE];
-            // SAFETY: `split - head < STREAM_LINE` payload bytes go to the stack buffer (of
-            // `FRAME_HEAD_MAX + STREAM_LINE >= split` bytes), the rest to `d + split..d + head
-            // + len`, inside `d..d + cap`; each piece is readable (engine); `k` and the flush
-            // op run on this CPU; the caller fences.
+            let a = split - head;
+            // SAFETY: the header's lines `d..d + split` get ordinary stores, the payload from
+            // `d + split` on the line writer; both inside `d..d + cap` (`split <= head + len <=
+            // cap`, forwarded contract). Each piece is readable (engine), `p..p + a` too (a
+            // piece of the current segment, alive for the cursor's lifetime, never written: it
+            // overlaps no destination); `k` and the flush op run on this CPU; the caller fences.
             unsafe {
-                let a = split - head;
-                let (na, sa, _) = csum_and_copy_from_iter_unfenced(
-                    k,
-                    line.as_mut_ptr().add(head),
-                    a,
-                    src,
-                    Mode::Temporal,
-                );
-                let (nb, sb) = gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
-                let n = na + nb;
-                let sum = csum_block_add(sa, sb, a);
-                header(&mut line[..head], n, sum);
-                // The header's lines, header and payload together: one piece, each line once.
-                let piece = [crate::iter::IoVec::new(&line[..split])];
-                gather_lines::<_, false>(k, K::flush(op), d, split, &mut Source::iovec(&piece));
+                // Their fetch overlaps the payload's streaming: the stores at the end find the
+                // lines in the cache instead of holding up every store queued behind them.
+                arch::prefetch_write(d, split);
+                // The payload bytes in the header's last line are summed now and written
+                // after the header. Mostly they lie in the first segment: summed in place.
+                let (p, avail) = src.current();
+                let (n, sum) = if a <= avail {
+                    let sa = fold16(short(p, Discard, a, 0));
+                    src.advance(a);
+                    let (nb, sb) =
+                        gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
+                    let (n, sum) = (a + nb, csum_block_add(sa, sb, a));
+                    let h = core::slice::from_raw_parts_mut(d, head);
+                    h.fill(0);
+                    header(h, n, sum);
+                    if a != 0 {
+                        (k.copy_temporal)(d.add(head), p, a);
+                    }
+                    (n, sum)
+                } else {
+                    // Spread over several segments: copied to a scratch line nothing reads
+                    // back, then written again from their segments.
+                    let mut again = src.clone();
+                    let mut scratch = [0u8; STREAM_LINE];
+                    let (na, sa, _) = csum_and_copy_from_iter_unfenced(
+                        k,
+                        scratch.as_mut_ptr(),
+                        a,
+                        src,
+                        Mode::Temporal,
+                    );
+                    let (nb, sb) =
+                        gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
+                    let (n, sum) = (na + nb, csum_block_add(sa, sb, a));
+                    let h = core::slice::from_raw_parts_mut(d, head);
+                    h.fill(0);
+                    header(h, n, sum);
+                    gather::<crate::policy::Temporal, _>(k, op, d.add(head), na, &mut again);
+                    (n, sum)
+                };
+                if let Some(f) = K::flush(op) {
+                    arch::flush_range(f, d, split);
+                }
                 (n, sum)
             }
         } else {

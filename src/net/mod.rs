@@ -41,6 +41,4 @@ pub(crate) use iter::{
     check_frame_head, csum_and_copy_from_iter_unfenced, csum_and_copy_to_iter_unfenced,
     csum_frame_from_iter_unfenced,
 };
-pub use iter::{
-    csum_and_copy_from_iter, csum_and_copy_to_iter, csum_frame_from_iter, FRAME_HEAD_MAX,
-};
+pub use iter::{csum_and_copy_from_iter, csum_and_copy_to_iter, csum_frame_from_iter};
