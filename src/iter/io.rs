@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::ops::{copy_from_iter, copy_from_iter_full, copy_to_iter, copy_to_iter_full};
+#[allow(unused_imports)] // `Cursor` for the `bytes` impls
 use super::{Cursor, Dest, Source};
 #[allow(unused_imports)]
 use crate::policy::CursorDefault;
