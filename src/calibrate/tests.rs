@@ -135,6 +135,7 @@ fn medians_follow_the_rounds() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "getrusage (the preemption count)")]
 fn a_hot_round_times_a_steady_sample_of_each_op() {
     // Every NT size gets at least HOT_SAMPLE bytes per timed sample, and no more runs than that
     // takes (a run of the largest size is its own sample).
