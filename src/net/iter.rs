@@ -219,41 +219,32 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
                 arch::prefetch_write(d, split);
                 // The payload bytes in the header's last line are summed now and written
                 // after the header. Mostly they lie in the first segment: summed in place.
+                let again = src.clone();
                 let (p, avail) = src.current();
-                let (n, sum) = if a <= avail {
-                    let sa = fold16(short(p, Discard, a, 0));
+                let inside = a <= avail;
+                let sa = if inside {
                     src.advance(a);
-                    let (nb, sb) =
-                        gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
-                    let (n, sum) = (a + nb, csum_block_add(sa, sb, a));
-                    let h = core::slice::from_raw_parts_mut(d, head);
-                    h.fill(0);
-                    header(h, n, sum);
+                    fold16(short(p, Discard, a, 0))
+                } else {
+                    // Spread over several segments: copied to a scratch line nothing reads
+                    // back, then written again from their segments below.
+                    let mut scratch = [0u8; STREAM_LINE];
+                    let t = Mode::Temporal;
+                    csum_and_copy_from_iter_unfenced(k, scratch.as_mut_ptr(), a, src, t).1
+                };
+                let (nb, sb) = gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
+                let (n, sum) = (a + nb, csum_block_add(sa, sb, a));
+                let h = core::slice::from_raw_parts_mut(d, head);
+                h.fill(0);
+                header(h, n, sum);
+                if inside {
                     if a != 0 {
                         (k.copy_temporal)(d.add(head), p, a);
                     }
-                    (n, sum)
                 } else {
-                    // Spread over several segments: copied to a scratch line nothing reads
-                    // back, then written again from their segments.
-                    let mut again = src.clone();
-                    let mut scratch = [0u8; STREAM_LINE];
-                    let (na, sa, _) = csum_and_copy_from_iter_unfenced(
-                        k,
-                        scratch.as_mut_ptr(),
-                        a,
-                        src,
-                        Mode::Temporal,
-                    );
-                    let (nb, sb) =
-                        gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
-                    let (n, sum) = (na + nb, csum_block_add(sa, sb, a));
-                    let h = core::slice::from_raw_parts_mut(d, head);
-                    h.fill(0);
-                    header(h, n, sum);
-                    gather::<crate::policy::Temporal, _>(k, op, d.add(head), na, &mut again);
-                    (n, sum)
-                };
+                    let mut again = again;
+                    gather::<crate::policy::Temporal, _>(k, op, d.add(head), a, &mut again);
+                }
                 if let Some(f) = K::flush(op) {
                     arch::flush_range(f, d, split);
                 }
