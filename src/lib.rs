@@ -194,19 +194,19 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     }
 }
 
-/// A `Temporal` [`copy_raw`] past the inline classes: one load of the table and a tail jump
-/// into the kernel. Out of line, and with the first call's detection behind a tail call, so
-/// that neither the caller's inline classes nor this path save a register; `extern "C"` so that
-/// it cannot unwind and callers need no landing pad around it (with one, a caller holding a
-/// `Vec` saved four more registers: docs/small-calls.md). The table's `copy_temporal` is
-/// `extern "C"` too, which is what makes the sibling call legal (a Rust-ABI kernel could unwind
-/// through this frame, so the call needed a frame of its own). Nothing here panics on valid
-/// input.
+/// A `Temporal` [`copy_raw`] past the inline classes: the table's entry called from the call
+/// site, as a call through the PLT reaches glibc's `memcpy`. Inlined: an out-of-line step in
+/// between (one load of the table and a tail jump) cost a call and a return per copy, 0.91x of
+/// `memcpy` at 128-256 B hot against 1.00x without it (Zen 3; docs/small-calls.md, "The way
+/// into the table"). The table's `copy_temporal` is `extern "C"`, so it cannot unwind and the
+/// caller needs no landing pad around it (with one, a caller holding a `Vec` saved four more
+/// registers); the first call's detection is a cold call in the other arm, where nothing is
+/// live after it either. Nothing here panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.
-#[inline(never)]
-unsafe extern "C" fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+#[inline(always)]
+unsafe fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
         match dispatch::detected() {
@@ -217,8 +217,9 @@ unsafe extern "C" fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usiz
 }
 
 /// [`copy_raw`] past the inline classes in any store kind, detecting the CPU on first use;
-/// `extern "C"` as [`copy_table_temporal`] (`Mode` crosses it between Rust functions of one
-/// build only, so its layout is the same on both sides).
+/// `extern "C"` so that it cannot unwind and callers need no landing pad around it (`Mode`
+/// crosses it between Rust functions of one build only, so its layout is the same on both
+/// sides).
 ///
 /// # Safety
 /// `copy_raw`'s contract.
@@ -397,12 +398,13 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     }
 }
 
-/// A `Temporal` [`fill_raw`] past the inline classes, as [`copy_table_temporal`].
+/// A `Temporal` [`fill_raw`] past the inline classes: the table's entry called from the call
+/// site, as [`copy_table_temporal`].
 ///
 /// # Safety
 /// `fill_raw`'s contract.
-#[inline(never)]
-unsafe extern "C" fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
+#[inline(always)]
+unsafe fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
         match dispatch::detected() {

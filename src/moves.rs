@@ -238,15 +238,14 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 }
 
 /// A `Temporal` [`move_raw`] past the inline classes, as `copy_table_temporal` is for copies:
-/// one load of the table and a tail jump into the backend's move kernel, no frame of its own
-/// (`extern "C"`: it cannot unwind, so callers need no landing pad, and the kernel it jumps to
-/// is `extern "C"` too, which makes the sibling call legal). The first call's detection is
-/// behind a tail call to [`move_table`]. Nothing here panics on valid input.
+/// the backend's move kernel (`extern "C"`: it cannot unwind, so callers need no landing pad)
+/// called from the call site, with the first call's detection behind [`move_table`] in the
+/// other arm. Nothing here panics on valid input.
 ///
 /// # Safety
 /// [`move_raw`]'s contract.
-#[inline(never)]
-unsafe extern "C" fn move_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+#[inline(always)]
+unsafe fn move_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
         match dispatch::detected() {
@@ -258,10 +257,11 @@ unsafe extern "C" fn move_table_temporal(dst: *mut u8, src: *const u8, len: usiz
 
 /// [`move_raw`] past the inline classes in a mode that may stream. `Auto` below its threshold
 /// (1 KiB up to `nt_threshold()`, the sizes a compaction or a buffer slide makes most) resolves
-/// here to the same tail jump as [`move_table_temporal`], with the threshold read straight from
+/// here to a tail jump into the temporal move kernel, with the threshold read straight from
 /// its atomic (no detection call, so no frame); everything else, and the first call, goes on to
-/// [`move_table_any`]. `extern "C"` as [`move_table_temporal`] (`Mode` crosses it between Rust
-/// functions of one build only, so its layout is the same on both sides).
+/// [`move_table_any`]. `extern "C"` so that it cannot unwind and callers need no landing pad
+/// (`Mode` crosses it between Rust functions of one build only, so its layout is the same on
+/// both sides).
 ///
 /// # Safety
 /// [`move_raw`]'s contract.

@@ -20,8 +20,9 @@ pub(crate) mod store;
 pub(crate) struct Kernels {
     /// What runs each job.
     pub(crate) engine: Engine,
-    /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entry past the
-    /// inline classes (`copy_table_temporal`, itself `extern "C"`) can tail-jump into it.
+    /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entries call
+    /// it from the call site past the inline classes (`copy_table_temporal`) with no landing
+    /// pad, and `copy_table` can tail-jump into it.
     pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
@@ -44,7 +45,8 @@ pub(crate) struct Kernels {
 #[derive(Clone, Copy)]
 pub(crate) struct MoveKernels {
     /// Ordinary stores; `extern "C"` (cannot unwind), as `Kernels::copy_temporal`, so that the
-    /// dispatched move past the inline classes (`moves::move_table_temporal`) tail-jumps into it.
+    /// dispatched move past the inline classes (`moves::move_table_temporal`) calls it from the
+    /// call site with no landing pad.
     pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.
     pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize),

@@ -9,8 +9,9 @@
 //! - `len <= 2W`: two overlapping moves of the widest register that fits (AVX-512: one masked
 //!   move below 64 bytes);
 //! - `len <= 4W`: four overlapping registers;
-//! - larger: the first register unaligned, a body of `4W` per iteration with the destination
-//!   aligned, then the last `4W` bytes as four overlapping registers.
+//! - larger: the first register unaligned (unless the destination is aligned), a body of `4W`
+//!   per iteration with the destination aligned, then the last `4W` bytes as four overlapping
+//!   registers.
 //!
 //! Streaming (non-temporal) copies write the partial lines at either end with ordinary stores and
 //! every whole [`STREAM_LINE`] in between with streaming stores, so no line is ever written by both
@@ -220,11 +221,17 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
                 r.store(dst.add(len - (4 - i) * w));
             }
         } else {
-            // The first register unaligned; then from the first aligned address after it, 4w per
-            // iteration while a whole block fits before the last 4w bytes; then those 4w bytes.
+            // The first register unaligned, unless the destination is aligned; then from the
+            // first aligned address, 4w per iteration while a whole block fits before the last
+            // 4w bytes; then those 4w bytes. Into an aligned destination the first register is
+            // the loop's first store, so it is not stored twice: glibc's `memmove` starts its
+            // loop one register in whatever the alignment (13 stores for 384 B on AVX2, where
+            // this stores 12), and its `memset` stores four unaligned registers first, which at
+            // an odd destination cost 0.83x of this shape (docs/small-calls.md).
             let first = src.vector::<V>(0);
             let last = len - 4 * w;
-            let mut off = w - (dst as usize & (w - 1)); // 1..=w: the first aligned offset past 0
+            let mis = dst as usize & (w - 1);
+            let mut off = if mis == 0 { 0 } else { w - mis };
             while off < last {
                 let a = src.vector::<V>(off);
                 let b = src.vector::<V>(off + w);
@@ -241,7 +248,9 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
             let b = src.vector::<V>(last + w);
             let c = src.vector::<V>(last + 2 * w);
             let d = src.vector::<V>(last + 3 * w);
-            first.store(dst);
+            if mis != 0 {
+                first.store(dst);
+            }
             a.store(dst.add(last));
             b.store(dst.add(last + w));
             c.store(dst.add(last + 2 * w));
