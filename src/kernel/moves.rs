@@ -88,7 +88,8 @@ pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
 }
 
 /// `len > 8W`, `dst < src`: the first register and the last four loaded up front, a body of
-/// `4W` per iteration to aligned destination addresses walking up, then the five stored.
+/// `4W` per iteration to aligned destination addresses walking up, then the five stored (four
+/// when the destination is aligned: the loop stored the first).
 ///
 /// # Safety
 /// As [`move_temporal`], `len > 8 * V::BYTES`.
@@ -107,7 +108,10 @@ unsafe fn forward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
         let t1 = V::load(src.add(last + w));
         let t2 = V::load(src.add(last + 2 * w));
         let t3 = V::load(src.add(last + 3 * w));
-        let mut off = w - (dst as usize & (w - 1)); // 1..=w: the first aligned offset past 0
+        // From the destination itself when it is aligned (the first register is then the
+        // loop's first store, not stored twice), else from the first aligned offset past it.
+        let mis = dst as usize & (w - 1);
+        let mut off = if mis == 0 { 0 } else { w - mis };
         while off < last {
             let a = V::load(src.add(off));
             let b = V::load(src.add(off + w));
@@ -123,7 +127,9 @@ unsafe fn forward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
         t1.store(dst.add(last + w));
         t2.store(dst.add(last + 2 * w));
         t3.store(dst.add(last + 3 * w));
-        first.store(dst);
+        if mis != 0 {
+            first.store(dst);
+        }
     }
 }
 
@@ -148,7 +154,10 @@ unsafe fn backward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
         let h2 = V::load(src.add(2 * w));
         let h3 = V::load(src.add(3 * w));
         let tail = V::load(src.add(len - w));
-        let mut end = len - ((dst as usize + len) & (w - 1));
+        // As `forward`: when the destination's end is aligned the loop's first block ends
+        // there, and the last register is not stored twice.
+        let mis = (dst as usize).wrapping_add(len) & (w - 1);
+        let mut end = len - mis;
         while end > 4 * w {
             end -= 4 * w;
             let a = V::load(src.add(end));
@@ -160,7 +169,9 @@ unsafe fn backward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
             c.store_aligned(dst.add(end + 2 * w));
             d.store_aligned(dst.add(end + 3 * w));
         }
-        tail.store(dst.add(len - w));
+        if mis != 0 {
+            tail.store(dst.add(len - w));
+        }
         h0.store(dst);
         h1.store(dst.add(w));
         h2.store(dst.add(2 * w));
