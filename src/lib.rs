@@ -185,34 +185,36 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe {
-        if mode.always_temporal(len) {
-            copy_table_temporal(dst, src, len)
-        } else {
-            copy_table(dst, src, len, mode)
-        }
-    }
+    unsafe { copy_via_table(dst, src, len, mode) }
 }
 
-/// A `Temporal` [`copy_raw`] past the inline classes: the table's entry called from the call
-/// site, as a call through the PLT reaches glibc's `memcpy`. Inlined: an out-of-line step in
-/// between (one load of the table and a tail jump) cost a call and a return per copy, 0.91x of
-/// `memcpy` at 128-256 B hot against 1.00x without it (Zen 3; docs/small-calls.md, "The way
-/// into the table"). The table's `copy_temporal` is `extern "C"`, so it cannot unwind and the
-/// caller needs no landing pad around it (with one, a caller holding a `Vec` saved four more
-/// registers); the first call's detection is a cold call in the other arm, where nothing is
-/// live after it either. Nothing here panics on valid input.
+/// [`copy_raw`] past the inline classes. Every call that stores temporally at this length
+/// (`Temporal`; any mode but `FlushCache` below `STREAM_MIN`; `Auto` below its threshold, read
+/// from its atomic, which detection publishes before the table) calls the table's temporal
+/// entry from the call site, as a call through the PLT reaches glibc's `memcpy`; the rest, and
+/// the first call, go on to [`copy_table`]. Inlined: an out-of-line step in between (one load
+/// of the table and a tail jump) cost a call and a return per copy, and `Auto` from
+/// `STREAM_MIN` paid the mode's full resolution out of line (docs/small-calls.md, "The way into
+/// the table"). The entry is `extern "C"`, so it cannot unwind and the caller needs no landing
+/// pad around it (with one, a caller holding a `Vec` saved four more registers). Nothing here
+/// panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(always)]
-unsafe fn copy_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
-        match dispatch::detected() {
-            Some(k) => (k.copy_temporal)(dst, src, len),
-            None => copy_table(dst, src, len, Mode::Temporal),
+        if mode != Mode::FlushCache {
+            if let Some(k) = dispatch::detected() {
+                if mode.resolves_temporal(len, || {
+                    cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed)
+                }) {
+                    return (k.copy_temporal)(dst, src, len);
+                }
+            }
         }
+        copy_table(dst, src, len, mode)
     }
 }
 
@@ -389,28 +391,27 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe {
-        if mode.always_temporal(len) {
-            fill_table_temporal(dst, byte, len)
-        } else {
-            fill_table(dst, byte, len, mode)
-        }
-    }
+    unsafe { fill_via_table(dst, byte, len, mode) }
 }
 
-/// A `Temporal` [`fill_raw`] past the inline classes: the table's entry called from the call
-/// site, as [`copy_table_temporal`].
+/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the fill threshold).
 ///
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(always)]
-unsafe fn fill_table_temporal(dst: *mut u8, byte: u8, len: usize) {
+unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
-        match dispatch::detected() {
-            Some(k) => (k.fill_temporal)(dst, byte, len),
-            None => fill_table(dst, byte, len, Mode::Temporal),
+        if mode != Mode::FlushCache {
+            if let Some(k) = dispatch::detected() {
+                if mode.resolves_temporal(len, || {
+                    cpu::tune::FILL_NT.load(core::sync::atomic::Ordering::Relaxed)
+                }) {
+                    return (k.fill_temporal)(dst, byte, len);
+                }
+            }
         }
+        fill_table(dst, byte, len, mode)
     }
 }
 

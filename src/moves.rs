@@ -237,7 +237,7 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     }
 }
 
-/// A `Temporal` [`move_raw`] past the inline classes, as `copy_table_temporal` is for copies:
+/// A `Temporal` [`move_raw`] past the inline classes, as `copy_via_table` is for copies:
 /// the backend's move kernel (`extern "C"`: it cannot unwind, so callers need no landing pad)
 /// called from the call site, with the first call's detection behind [`move_table`] in the
 /// other arm. Nothing here panics on valid input.

@@ -101,6 +101,27 @@ pub fn serialize_dest<S: serde::Serializer>(dest: &Dest, s: S) -> Result<S::Ok, 
     s.serialize_str(dest.name())
 }
 
+/// `x`, opaque to the optimiser as `std::hint::black_box` makes it, but kept in a register.
+/// `black_box` passes its value through a stack slot; in a loop of small calls that reload comes
+/// right after the call's stores, and when the slot's address matches a destination byte just
+/// stored in its low 12 bits the load waits on that store (4K aliasing). Where the stack lands
+/// in its page changes with every run, so a section-8 figure could move by half between runs
+/// of the same binary (2026-12-02, Zen 3: `Auto` at 384 B-1 KiB 0.46-0.77x of `memcpy` in one
+/// run, 0.93-1.01x in another).
+#[inline(always)]
+pub fn opaque(mut x: usize) -> usize {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: an empty instruction sequence that only claims to change a register.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        x = black_box(x);
+    }
+    x
+}
+
 /// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at
 /// least one run.
 pub fn runs_per_sample(size: usize, sample_bytes: usize) -> usize {

@@ -1,7 +1,7 @@
 //! Section 8: small calls, where network stacks and allocators make most of theirs (headers,
 //! ACKs, small datagrams, small `calloc`/`realloc`, IP header checksums).
 //!
-//! Nanoseconds per call at 1 B to 1 KiB, the length opaque to the compiler (`black_box` per
+//! Nanoseconds per call at 1 B to 1 KiB, the length opaque to the compiler (`measure::opaque` per
 //! call), into a hot destination (the same buffer every call) and a cold one (a new slot of the
 //! arena's scattered walk every call), at destination offsets 0, 5 and 24 (a buffer behind a
 //! header): `copy_raw` in `Temporal` and `Auto` against glibc `memcpy`, `fill_raw` in `Temporal`
@@ -19,7 +19,7 @@ use std::time::Instant;
 use cachecopy::Mode;
 use cachecopy_arena::csum::kernel_loop;
 
-use crate::measure::{round_order, Buf, Dest};
+use crate::measure::{opaque, round_order, Buf, Dest};
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -70,39 +70,39 @@ impl Call {
             Call::Memcpy => {
                 let f: MemcpyFn = black_box(libc::memcpy as MemcpyFn);
                 each(dsts, |d| unsafe {
-                    f(d.cast(), src.cast(), black_box(len));
+                    f(d.cast(), src.cast(), opaque(len));
                 })
             }
             Call::Memset => {
                 let f: MemsetFn = black_box(libc::memset as MemsetFn);
                 each(dsts, |d| unsafe {
-                    f(d.cast(), i32::from(black_box(0x5au8)), black_box(len));
+                    f(d.cast(), opaque(0x5a) as i32, opaque(len));
                 })
             }
             Call::Copy(Mode::Temporal) => each(dsts, |d| unsafe {
-                cachecopy::copy_raw(d, src, black_box(len), Mode::Temporal)
+                cachecopy::copy_raw(d, src, opaque(len), Mode::Temporal)
             }),
             Call::Copy(Mode::Auto) => each(dsts, |d| unsafe {
-                cachecopy::copy_raw(d, src, black_box(len), Mode::Auto)
+                cachecopy::copy_raw(d, src, opaque(len), Mode::Auto)
             }),
             Call::Copy(m) => each(dsts, |d| unsafe {
-                cachecopy::copy_raw(d, src, black_box(len), m)
+                cachecopy::copy_raw(d, src, opaque(len), m)
             }),
             Call::Fill(Mode::Temporal) => each(dsts, |d| unsafe {
-                cachecopy::fill_raw(d, black_box(0x5a), black_box(len), Mode::Temporal)
+                cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), Mode::Temporal)
             }),
             Call::Fill(m) => each(dsts, |d| unsafe {
-                cachecopy::fill_raw(d, black_box(0x5a), black_box(len), m)
+                cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), m)
             }),
             Call::KernelLoop => each(dsts, |_| {
                 // SAFETY: `src` is valid for `len` bytes.
-                let data = unsafe { std::slice::from_raw_parts(src, black_box(len)) };
-                black_box(kernel_loop(data));
+                let data = unsafe { std::slice::from_raw_parts(src, opaque(len)) };
+                opaque(kernel_loop(data) as usize);
             }),
             Call::Csum => each(dsts, |_| {
                 // SAFETY: as above.
-                let data = unsafe { std::slice::from_raw_parts(src, black_box(len)) };
-                black_box(cachecopy::net::csum_partial(data, 0));
+                let data = unsafe { std::slice::from_raw_parts(src, opaque(len)) };
+                opaque(cachecopy::net::csum_partial(data, 0) as usize);
             }),
         }
     }
@@ -114,7 +114,7 @@ fn each(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
     let t = Instant::now();
     for &d in dsts {
         f(d);
-        black_box(d);
+        opaque(d as usize);
     }
     t.elapsed().as_nanos() as f64 / dsts.len().max(1) as f64
 }

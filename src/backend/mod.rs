@@ -21,7 +21,7 @@ pub(crate) struct Kernels {
     /// What runs each job.
     pub(crate) engine: Engine,
     /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entries call
-    /// it from the call site past the inline classes (`copy_table_temporal`) with no landing
+    /// it from the call site past the inline classes (`copy_via_table`) with no landing
     /// pad, and `copy_table` can tail-jump into it.
     pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),

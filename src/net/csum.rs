@@ -73,34 +73,23 @@ pub fn csum_fold(sum: u32) -> u16 {
 /// ```
 #[inline]
 pub fn csum_partial(data: &[u8], initial: u32) -> u32 {
-    // The IPv4 and IPv6 headers at the call site (`header`: no ladder, no call); every other
-    // length out of line.
-    // SAFETY: a live slice of exactly that length.
+    // SAFETY: (every arm) a live slice of that length; `Discard` writes nothing.
     unsafe {
         match data.len() {
+            // The IPv4 and IPv6 headers: straight-line adds, no length ladder.
             20 => fold16(header::<20>(data.as_ptr(), initial as u64)),
             40 => fold16(header::<40>(data.as_ptr(), initial as u64)),
-            _ => csum_partial_any(data, initial),
+            // Other headers and small datagrams: summed here, in general-purpose registers,
+            // with no table, no vector setup and no call.
+            n if n < SHORT => fold16(short(data.as_ptr(), Discard, n, initial as u64)),
+            _ => csum_partial_table(data, initial),
         }
     }
 }
 
-/// [`csum_partial`] for every length: out of line, so that the call site keeps only the header
-/// paths.
-#[inline(never)]
-fn csum_partial_any(data: &[u8], initial: u32) -> u32 {
-    if data.len() < SHORT {
-        // Small datagrams: summed here, in general-purpose registers, with no table, no vector
-        // setup and no call.
-        // SAFETY: a live slice; `Discard` writes nothing.
-        return fold16(unsafe { short(data.as_ptr(), Discard, data.len(), initial as u64) });
-    }
-    csum_partial_table(data, initial)
-}
-
-/// [`csum_partial`] from [`SHORT`] bytes, on the active table. A function of its own (a tail
-/// call from [`csum_partial_any`]) so that the short path saves no register: `initial`, live
-/// across the table's call here, made every short sum push and pop three.
+/// [`csum_partial`] from [`SHORT`] bytes, on the active table. Out of line so that the short
+/// paths save no register: with it inline, `initial`, live across the table's call, made every
+/// short sum push and pop three.
 #[inline(never)]
 fn csum_partial_table(data: &[u8], initial: u32) -> u32 {
     // SAFETY: a live slice; the active table runs on this CPU.
