@@ -104,10 +104,10 @@ pub fn serialize_dest<S: serde::Serializer>(dest: &Dest, s: S) -> Result<S::Ok, 
 /// `x`, opaque to the optimiser as `std::hint::black_box` makes it, but kept in a register.
 /// `black_box` passes its value through a stack slot; in a loop of small calls that reload comes
 /// right after the call's stores, and when the slot's address matches a destination byte just
-/// stored in its low 12 bits the load waits on that store (4K aliasing). Where the stack lands
-/// in its page changes with every run, so a section-8 figure could move by half between runs
-/// of the same binary (2026-12-02, Zen 3: `Auto` at 384 B-1 KiB 0.46-0.77x of `memcpy` in one
-/// run, 0.93-1.01x in another).
+/// stored in its low 12 bits the load can wait on that store (4K aliasing), and where the
+/// stack lands in its page changes with every run. With the library unchanged, moving section
+/// 8 from `black_box` to this took `Auto` at 384-768 B from 0.46-0.77x of `memcpy` to
+/// 1.02-1.07x, and fills of 1-2 B from 0.75-0.83x to 1.0-1.7x (2026-12-02, Zen 3).
 #[inline(always)]
 pub fn opaque(mut x: usize) -> usize {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
