@@ -440,8 +440,10 @@ mod guard {
         for &b in Backend::supported() {
             for mode in Mode::ALL {
                 for &len in &lens {
-                    // Flush against the start guard, then against the end guard, both buffers.
-                    for (s_at, d_at) in [(0, 0), (n - len, n - len), (0, n - len), (n - len, 0)] {
+                    // Flush against the start guard, then against the end guard, both buffers
+                    // (under Miri both at the same end: each guard is still met by both).
+                    let placements = [(0, 0), (n - len, n - len), (0, n - len), (n - len, 0)];
+                    for &(s_at, d_at) in &placements[..if cfg!(miri) { 2 } else { 4 }] {
                         let src = &src_map.get()[s_at..s_at + len];
                         let want = reference(src);
                         assert_eq!(csum_partial_with(b, src, 0).unwrap(), want);
@@ -485,9 +487,19 @@ mod cursors {
         ]
     }
 
+    /// Every mode natively; under Miri (which interprets each byte) one per layout, in turn, so
+    /// each mode still meets layouts of every kind.
+    fn modes_for(layout: usize) -> Vec<Mode> {
+        if cfg!(miri) {
+            vec![Mode::ALL[layout % Mode::ALL.len()]]
+        } else {
+            Mode::ALL.to_vec()
+        }
+    }
+
     #[test]
     fn from_iter_matches_reference() {
-        for lens in layouts() {
+        for (li, lens) in layouts().into_iter().enumerate() {
             let total: usize = lens.iter().sum();
             let data = pattern(total, lens.len());
             let mut segs = Vec::new();
@@ -496,7 +508,7 @@ mod cursors {
                 segs.push(IoVec::new(&data[at..at + n]));
                 at += n;
             }
-            for mode in Mode::ALL {
+            for mode in modes_for(li) {
                 for room in [total, total / 2, total.saturating_sub(1)] {
                     let mut src = Source::iovec(&segs);
                     let mut dst = vec![0xeeu8; room + 1];
@@ -513,10 +525,10 @@ mod cursors {
 
     #[test]
     fn to_iter_matches_reference() {
-        for lens in layouts() {
+        for (li, lens) in layouts().into_iter().enumerate() {
             let total: usize = lens.iter().sum();
             let data = pattern(total + 5, 7);
-            for mode in Mode::ALL {
+            for mode in modes_for(li) {
                 for len in [total, total + 5, total / 3] {
                     let mut bufs: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
                     let mut segs: Vec<IoVecMut> =

@@ -560,8 +560,15 @@ fn cursor_to_cursor_matches_model() {
 fn nt_gather_streams_across_boundaries() {
     let backing = patterned(8192);
     for k in backends() {
-        for dst_off in [0, 1, 8, 31, 63] {
-            for first in [0, 1, 15, 63, 64, 65, 127] {
+        // Under Miri: aligned, odd and last-in-line destinations; a first segment empty, of one
+        // byte, one line exactly, or ending the first or the second line.
+        let (dst_offs, firsts): (&[usize], &[usize]) = if cfg!(miri) {
+            (&[0, 1, 63], &[0, 1, 63, 64, 127])
+        } else {
+            (&[0, 1, 8, 31, 63], &[0, 1, 15, 63, 64, 65, 127])
+        };
+        for &dst_off in dst_offs {
+            for &first in firsts {
                 let segs = [
                     IoVec::new(&backing[..first]),
                     IoVec::new(&backing[first..first + 3]),
