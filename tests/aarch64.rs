@@ -165,7 +165,7 @@ mod aarch64 {
         let mut v: Vec<usize> = (0..=300)
             .filter(|&l| !thin || l <= 140 || l % 9 == 0)
             .collect();
-        for base in [1024, 1024 + 128, 2048, 4096, 3 * 4096 + 128] {
+        for base in [1024usize, 1024 + 128, 2048, 4096, 3 * 4096 + 128] {
             v.extend(
                 (base - 17..=base + 17)
                     .filter(|&l| !thin || [0, 1, 16, 17].contains(&l.abs_diff(base))),
