@@ -12,8 +12,8 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 use super::ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 use super::*;
 use crate::backend::Kernels;
+use crate::mode::Mode;
 use crate::testutil::all_bytes;
-use crate::Mode;
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
     crate::backend::variants(&crate::arch::detect().features)
