@@ -82,6 +82,7 @@ mod calibrate;
 mod copy;
 mod cpu;
 mod dispatch;
+mod frame_layout;
 pub mod iter;
 mod kernel;
 mod mode;
