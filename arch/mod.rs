@@ -12,6 +12,27 @@
 //! - `prefetch_write(ptr, len)`: a hint to fetch lines that ordinary stores will write;
 //! - `detect() -> Cpu`: what the CPU has.
 
+/// Runs `asm!($insn, in(reg) line, options(nostack, preserves_flags, $opt...))` for the address
+/// `line` of every `$step`-byte line holding a byte of `$p..$p + $len` (`$step` a power of two),
+/// in address order: the walk of each target's `prefetch_write` and `flush_range`. Miri runs no
+/// inline assembly: there the walk is all that remains. Expands to `unsafe` assembly: the
+/// caller's `// SAFETY:` comment covers `$insn` on every such line.
+macro_rules! each_line {
+    ($p:expr, $len:expr, $step:expr, $insn:literal $(, $opt:ident)*) => {{
+        let step: usize = $step;
+        let end = $p as usize + $len;
+        let mut line = $p as usize & !(step - 1);
+        while line < end {
+            #[cfg(not(miri))]
+            // SAFETY: the caller's (see above).
+            unsafe {
+                core::arch::asm!($insn, in(reg) line, options(nostack, preserves_flags $(, $opt)*))
+            };
+            line += step;
+        }
+    }};
+}
+
 pub(crate) mod generic;
 
 cfg_if::cfg_if! {

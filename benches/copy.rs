@@ -11,7 +11,7 @@ mod util;
 use std::hint::black_box;
 
 use cachecopy::{copy_with, fill, Backend, Mode};
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
 use util::{print_ratios, sizes, timed, Dest};
 
 fn bench(c: &mut Criterion) {
@@ -21,30 +21,18 @@ fn bench(c: &mut Criterion) {
     for size in sizes {
         let src = vec![0x5au8; size];
         for dest in Dest::ALL {
-            let mut g = c.benchmark_group(format!("copy/{}/{}", dest.name(), util::human(size)));
-            g.throughput(Throughput::Bytes(size as u64));
-            if size >= 16 << 20 {
-                g.sample_size(10);
-            }
+            let mut g = util::group(c, "copy", dest, size);
             g.bench_function("memcpy", |b| {
                 timed(b, ("copy", size, dest, "memcpy"), || {
                     arena.dest(dest, size).copy_from_slice(black_box(&src))
                 })
             });
-            for &backend in Backend::supported() {
-                for mode in [Mode::Temporal, Mode::NonTemporal] {
-                    let name = format!(
-                        "{}-{}",
-                        backend.name(),
-                        if mode == Mode::Temporal { "t" } else { "nt" }
-                    );
-                    g.bench_function(&name, |b| {
-                        timed(b, ("copy", size, dest, &name), || {
-                            copy_with(backend, arena.dest(dest, size), black_box(&src), mode)
-                                .unwrap()
-                        })
-                    });
-                }
+            for (backend, mode, name) in util::backend_variants() {
+                g.bench_function(&name, |b| {
+                    timed(b, ("copy", size, dest, &name), || {
+                        copy_with(backend, arena.dest(dest, size), black_box(&src), mode).unwrap()
+                    })
+                });
             }
             for (mode, name) in [(Mode::FlushCache, "flush"), (Mode::Auto, "auto")] {
                 let name = format!("{}-{name}", active.name());
@@ -65,9 +53,7 @@ fn bench(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
-    c.final_summary();
+    util::run(bench);
     println!(
         "\nbackends: {:?}, active {}",
         Backend::supported(),

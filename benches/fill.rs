@@ -10,7 +10,7 @@ mod util;
 use std::hint::black_box;
 
 use cachecopy::{fill_with, Backend, Mode};
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
 use util::{print_ratios, sizes, timed, Dest};
 
 fn bench(c: &mut Criterion) {
@@ -21,29 +21,18 @@ fn bench(c: &mut Criterion) {
             if dest == Dest::Cold && size > 64 << 20 {
                 continue; // already far beyond L3: the hot run is cold.
             }
-            let mut g = c.benchmark_group(format!("fill/{}/{}", dest.name(), util::human(size)));
-            g.throughput(Throughput::Bytes(size as u64));
-            if size >= 16 << 20 {
-                g.sample_size(10);
-            }
+            let mut g = util::group(c, "fill", dest, size);
             g.bench_function("memset", |b| {
                 timed(b, ("fill", size, dest, "memset"), || {
                     arena.dest(dest, size).fill(black_box(0))
                 })
             });
-            for &backend in Backend::supported() {
-                for mode in [Mode::Temporal, Mode::NonTemporal] {
-                    let name = format!(
-                        "{}-{}",
-                        backend.name(),
-                        if mode == Mode::Temporal { "t" } else { "nt" }
-                    );
-                    g.bench_function(&name, |b| {
-                        timed(b, ("fill", size, dest, &name), || {
-                            fill_with(backend, arena.dest(dest, size), black_box(0), mode).unwrap()
-                        })
-                    });
-                }
+            for (backend, mode, name) in util::backend_variants() {
+                g.bench_function(&name, |b| {
+                    timed(b, ("fill", size, dest, &name), || {
+                        fill_with(backend, arena.dest(dest, size), black_box(0), mode).unwrap()
+                    })
+                });
             }
             for (mode, name) in [
                 (Mode::Temporal, "fill(T)"),
@@ -62,9 +51,7 @@ fn bench(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
-    c.final_summary();
+    util::run(bench);
     println!(
         "\nbackends: {:?}, active {}, fill NT threshold {}, rep stosb from {}",
         Backend::supported(),

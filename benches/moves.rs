@@ -14,7 +14,7 @@ mod util;
 use std::hint::black_box;
 
 use cachecopy::{copy_within, copy_within_with_engine, Backend, Engine, Mode};
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
 use util::{print_ratios, timed, Dest};
 
 /// One move of `len` bytes by `dist`, down or up, in `buf` (`len + dist` bytes or more).
@@ -67,12 +67,7 @@ fn bench(c: &mut Criterion) {
         for (dest, sizes) in [(Dest::Hot, &hot), (Dest::Cold, &cold)] {
             for &len in sizes {
                 let dist = if dest == Dest::Hot { len / 3 + 1 } else { page };
-                let mut g =
-                    c.benchmark_group(format!("{group}/{}/{}", dest.name(), util::human(len)));
-                g.throughput(Throughput::Bytes(len as u64));
-                if len >= 16 << 20 {
-                    g.sample_size(10);
-                }
+                let mut g = util::group(c, group, dest, len);
                 for (name, how) in &variants {
                     g.bench_function(name, |b| {
                         timed(b, (group, len, dest, name), || {
@@ -87,9 +82,7 @@ fn bench(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
-    c.final_summary();
+    util::run(bench);
     println!("\nengine: {}", cachecopy::engine());
     print_ratios("move-down", "memmove");
     print_ratios("move-up", "memmove");

@@ -14,12 +14,13 @@ use core::marker::PhantomData;
 
 use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
 use crate::backend::Kernels;
+use crate::copy::len_mismatch;
 use crate::cpu::engine::Engine;
+use crate::dispatch::Unsupported;
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
 use crate::thresholds::{fill_nt_threshold, nt_threshold};
-use crate::Unsupported;
-use crate::{dispatch, kernel, len_mismatch, net};
+use crate::{dispatch, kernel, net};
 
 /// The handle of one batch: every operation stores without a fence; [`batch`] fences once at
 /// the end. `'scope` is the batch's lifetime: destinations are borrowed for all of it.

@@ -12,6 +12,8 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
+#[cfg(all(feature = "std", unix))]
+use crate::calibrate::Calibration;
 use crate::cpu::engine::{self, Engine};
 use crate::cpu::rules;
 use crate::cpu::tune::{Runs, Tuning};
@@ -107,6 +109,20 @@ impl Engine {
         }
         backend::composed(self).ok_or(Unsupported(Unsupportable::Backend(self.stream)))
     }
+}
+
+/// Detects the CPU: features (with the OS state they need), cache geometry and the flush
+/// instruction.
+///
+/// This executes CPUID (a VM exit under virtualization, microseconds each) every call; dispatch
+/// itself detects once and caches what it needs, so call this for reports, not in a loop.
+///
+/// ```
+/// let cpu = cachecopy::cpu();
+/// println!("{} {} line {} B, flush with {}", cpu.vendor(), cpu.brand(), cpu.caches.line, cpu.flush);
+/// ```
+pub fn cpu() -> Cpu {
+    arch::detect()
 }
 
 /// The active engine: which backend runs each job and how partial lines are written. See
@@ -288,8 +304,36 @@ pub fn tuning() -> Tuning {
     t
 }
 
+/// Measures, on this machine, every tunable the built-in rules set: the sizes from which
+/// streaming into an already cached destination stops losing to ordinary stores, for copies
+/// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
+/// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
+/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
+/// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
+///
+/// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
+/// 32 MiB ([`Calibration::MEMORY_BUDGET`], two buffers of that size are mapped); rounds go to the
+/// sizes around the crossover until a sign test settles them. Where that does not happen within
+/// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
+/// built-in rule stays ([`Sweep::outcome`](crate::calibrate::Sweep::outcome) says why). It never picks a size below the one where
+/// streaming into a cached destination stops losing, so `Auto` never streams where that costs.
+/// Its buffers come from `mmap`: it neither allocates nor locks.
+/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
+/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
+///
+/// ```no_run
+/// let c = cachecopy::calibrate();
+/// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
+/// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
+/// c.apply();
+/// ```
 #[cfg(all(feature = "std", unix))]
-impl crate::Calibration {
+pub fn calibrate() -> Calibration {
+    crate::calibrate::run(active(), tuning())
+}
+
+#[cfg(all(feature = "std", unix))]
+impl Calibration {
     /// Installs every value this calibration decided (for the whole process, as
     /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do) and leaves the
     /// others as they are. Safe to call while other threads copy: every value is a valid

@@ -25,10 +25,11 @@
 use core::ops::{Bound, RangeBounds};
 
 use crate::backend::Kernels;
+use crate::cpu::engine::Engine;
+use crate::dispatch::{self, Unsupported};
 use crate::kernel::small;
 use crate::mode::{Mode, Store};
 use crate::thresholds::nt_threshold;
-use crate::{dispatch, Engine, Unsupported};
 
 /// # Safety
 /// [`move_raw`]'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).

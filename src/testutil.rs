@@ -24,6 +24,22 @@ pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     periodic(len, 251, |i| i as u8 ^ seed.wrapping_mul(37))
 }
 
+/// The disjoint ranges `(start, len)` of `buf`, in increasing order, as mutable slices: the
+/// segments of a scatter destination carved from one backing buffer.
+pub fn carve_mut<'a>(buf: &'a mut [u8], ranges: &[(usize, usize)]) -> Vec<&'a mut [u8]> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut rest = buf;
+    let mut at = 0;
+    for &(start, len) in ranges {
+        let (_, tail) = core::mem::take(&mut rest).split_at_mut(start - at);
+        let (seg, tail) = tail.split_at_mut(len);
+        out.push(seg);
+        rest = tail;
+        at = start + len;
+    }
+    out
+}
+
 /// Every byte of `s` is `v`, compared 256 bytes at a time (one `memcmp` each).
 pub fn all_bytes(s: &[u8], v: u8) -> bool {
     let probe = [v; 256];

@@ -13,18 +13,24 @@
 
 use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
 
+/// The system register `$reg`, read with `mrs` (no memory access). Unsafe: the register must be
+/// readable at this exception level, natively or emulated by the kernel; otherwise it traps.
+macro_rules! mrs {
+    ($reg:literal) => {{
+        let v: u64;
+        core::arch::asm!(concat!("mrs {}, ", $reg), out(reg) v, options(nomem, nostack, preserves_flags));
+        v
+    }};
+}
+
 /// `4 << CTR_EL0.DminLine`: the smallest data-cache line in bytes.
 pub(super) fn ctr_dminline() -> usize {
     cfg_if::cfg_if! {
         if #[cfg(miri)] {
             64
         } else {
-            let ctr: u64;
-            // SAFETY: reads a register EL0 may read on Linux and macOS (or that the kernel
-            // emulates); no memory access.
-            unsafe {
-                core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack, preserves_flags))
-            };
+            // SAFETY: a register EL0 may read on Linux and macOS (or that the kernel emulates).
+            let ctr = unsafe { mrs!("ctr_el0") };
             4 << ((ctr >> 16) & 0xf)
         }
     }
@@ -36,11 +42,8 @@ pub(super) fn dczid_block() -> usize {
         if #[cfg(miri)] {
             0
         } else {
-            let dczid: u64;
-            // SAFETY: DCZID_EL0 is readable at EL0 by definition; no memory access.
-            unsafe {
-                core::arch::asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack, preserves_flags))
-            };
+            // SAFETY: DCZID_EL0 is readable at EL0 by definition.
+            let dczid = unsafe { mrs!("dczid_el0") };
             if dczid & 0x10 != 0 {
                 0
             } else {
@@ -58,16 +61,9 @@ fn dpb() -> bool {
         } else if #[cfg(feature = "std")] {
             std::arch::is_aarch64_feature_detected!("dpb")
         } else {
-            let isar1: u64;
             // SAFETY: EL1 reads it natively; Linux user space gets the emulated, sanitised value
-            // (module docs). No memory access.
-            unsafe {
-                core::arch::asm!(
-                    "mrs {}, ID_AA64ISAR1_EL1",
-                    out(reg) isar1,
-                    options(nomem, nostack, preserves_flags),
-                )
-            };
+            // (module docs).
+            let isar1 = unsafe { mrs!("ID_AA64ISAR1_EL1") };
             // DPB, bits 3:0: 1 = DC CVAP, 2 = DC CVAP and DC CVADP.
             isar1 & 0xf != 0
         }
@@ -78,12 +74,8 @@ fn dpb() -> bool {
 fn midr() -> Option<u64> {
     cfg_if::cfg_if! {
         if #[cfg(all(not(miri), any(target_os = "linux", target_os = "android", not(feature = "std"))))] {
-            let midr: u64;
             // SAFETY: Linux emulates EL0 reads of MIDR_EL1 (module docs); EL1 reads it natively.
-            unsafe {
-                core::arch::asm!("mrs {}, MIDR_EL1", out(reg) midr, options(nomem, nostack, preserves_flags))
-            };
-            Some(midr)
+            Some(unsafe { mrs!("MIDR_EL1") })
         } else {
             None
         }

@@ -31,6 +31,24 @@ use crate::cpu::FlushOp;
 /// optimal.) The line size *flushing* steps by is read from `CTR_EL0` instead: see [`dcache_line`].
 pub(crate) const STREAM_LINE: usize = 128;
 
+/// Runs the barrier `$insn` (counted by the tests' fence counter); under Miri, which runs no
+/// assembly, a sequentially consistent fence.
+macro_rules! barrier {
+    ($insn:literal) => {{
+        #[cfg(all(test, feature = "std"))]
+        super::count_fence();
+        cfg_if::cfg_if! {
+            if #[cfg(miri)] {
+                core::sync::atomic::fence(Ordering::SeqCst);
+            } else {
+                // SAFETY: a barrier; touches no memory of its own (no `nomem`: it must not move
+                // across the stores and cleans it orders or completes).
+                unsafe { core::arch::asm!($insn, options(nostack, preserves_flags)) }
+            }
+        }
+    }};
+}
+
 /// Orders every earlier `stnp` before any later store of this thread.
 ///
 /// Arm ARM (DDI 0487), C3.2.9: non-temporal pairs are ordinary accesses for the memory model
@@ -46,17 +64,7 @@ pub(crate) const STREAM_LINE: usize = 128;
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn stream_fence() {
-    #[cfg(all(test, feature = "std"))]
-    super::count_fence();
-    cfg_if::cfg_if! {
-        if #[cfg(miri)] {
-            core::sync::atomic::fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: a barrier; touches no memory of its own (no `nomem`: it must not move
-            // across the stores it orders).
-            unsafe { core::arch::asm!("dmb ishst", options(nostack, preserves_flags)) }
-        }
-    }
+    barrier!("dmb ishst");
 }
 
 /// The smallest data-cache line of any core this process can run on, in bytes:
@@ -121,17 +129,8 @@ pub(crate) unsafe fn zero_blocks(p: *mut u8, len: usize, block: usize) {
 /// None (a prefetch of any address is harmless); `unsafe` for symmetry with `flush_range`.
 #[inline(always)]
 pub(crate) unsafe fn prefetch_write(p: *const u8, len: usize) {
-    let step = dcache_line();
-    let end = p as usize + len;
-    let mut line = p as usize & !(step - 1);
-    while line < end {
-        // SAFETY: `prfm` never faults, whatever the address; it is base A64.
-        #[cfg(not(miri))]
-        unsafe {
-            core::arch::asm!("prfm pstl1keep, [{0}]", in(reg) line, options(nostack, preserves_flags, readonly))
-        };
-        line += step;
-    }
+    // SAFETY: `prfm` never faults, whatever the address; it is base A64.
+    each_line!(p, len, dcache_line(), "prfm pstl1keep, [{0}]", readonly);
 }
 
 /// Cleans every line holding a byte of `p..p + len` with `op`.
@@ -150,26 +149,16 @@ pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
         return;
     }
     let step = dcache_line();
-    let end = p as usize + len;
-    let mut line = p as usize & !(step - 1);
-    macro_rules! each_line {
-        ($insn:literal) => {
-            while line < end {
-                // SAFETY: the line holds a destination byte, so it is mapped; the caller
-                // guarantees the instruction exists. No `nomem`: it must stay after the stores.
-                unsafe { core::arch::asm!($insn, in(reg) line, options(nostack, preserves_flags)) };
-                line += step;
-            }
-        };
-    }
+    // SAFETY (both arms): each line holds a byte of the range, so it is mapped; the caller
+    // guarantees the instruction exists. No `nomem`: it must stay after the stores.
     match op {
         // `dc cvap` written as its `sys` alias (op1=3, CRn=c7, CRm=c12, op2=1) so that the
         // assembler does not require the `dpb` (LLVM: `ccpp`) feature for the whole function;
         // the run-time check guards it instead.
         #[cfg(not(miri))]
-        FlushOp::DcCvap => each_line!("sys #3, c7, c12, #1, {0}"),
+        FlushOp::DcCvap => each_line!(p, len, step, "sys #3, c7, c12, #1, {0}"),
         #[cfg(not(miri))]
-        FlushOp::DcCvac => each_line!("dc cvac, {0}"),
+        FlushOp::DcCvac => each_line!(p, len, step, "dc cvac, {0}"),
         _ => {}
     }
 }
@@ -182,14 +171,5 @@ pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]
 pub(crate) unsafe fn flush_fence(_op: FlushOp) {
-    #[cfg(all(test, feature = "std"))]
-    super::count_fence();
-    cfg_if::cfg_if! {
-        if #[cfg(miri)] {
-            core::sync::atomic::fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: a barrier; must not move across the stores and cleans it completes.
-            unsafe { core::arch::asm!("dsb sy", options(nostack, preserves_flags)) }
-        }
-    }
+    barrier!("dsb sy");
 }

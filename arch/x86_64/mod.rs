@@ -123,18 +123,10 @@ pub(crate) unsafe fn rep_movsb(dst: *mut u8, src: *const u8, len: usize) {
 /// None (a prefetch of any address is harmless); `unsafe` for symmetry with `flush_range`.
 #[inline(always)]
 pub(crate) unsafe fn prefetch_write(p: *const u8, len: usize) {
-    let end = p as usize + len;
-    let mut line = p as usize & !(STREAM_LINE - 1);
-    while line < end {
-        // SAFETY: a prefetch never faults, whatever the address, and touches no register but
-        // its address (asm, not the SSE intrinsic: soft-float builds enable no SSE feature, and
-        // every x86_64 CPU decodes `prefetcht0`).
-        #[cfg(not(miri))]
-        unsafe {
-            core::arch::asm!("prefetcht0 [{0}]", in(reg) line, options(nostack, preserves_flags, readonly))
-        };
-        line += STREAM_LINE;
-    }
+    // SAFETY: a prefetch never faults, whatever the address, and touches no register but its
+    // address (asm, not the SSE intrinsic: soft-float builds enable no SSE feature, and every
+    // x86_64 CPU decodes `prefetcht0`).
+    each_line!(p, len, STREAM_LINE, "prefetcht0 [{0}]", readonly);
 }
 
 /// Writes back every line holding a byte of `p..p + len` with `op`.
@@ -147,24 +139,12 @@ pub(crate) unsafe fn flush_range(op: FlushOp, p: *const u8, len: usize) {
     if len == 0 {
         return;
     }
-    let end = p as usize + len;
-    let mut line = p as usize & !(STREAM_LINE - 1);
-    macro_rules! each_line {
-        ($insn:literal) => {
-            while line < end {
-                // SAFETY: the line holds a destination byte, so it is mapped; the caller
-                // guarantees the instruction exists. No `nomem`: it must stay after the stores.
-                // Miri runs no inline asm: there the walk is all that remains.
-                #[cfg(not(miri))]
-                unsafe { core::arch::asm!(concat!($insn, " [{0}]"), in(reg) line, options(nostack, preserves_flags)) };
-                line += STREAM_LINE;
-            }
-        };
-    }
+    // SAFETY (every arm): each line holds a byte of the range, so it is mapped; the caller
+    // guarantees the instruction exists. No `nomem`: it must stay after the stores.
     match op {
-        FlushOp::Clwb => each_line!("clwb"),
-        FlushOp::Clflushopt => each_line!("clflushopt"),
-        FlushOp::Clflush => each_line!("clflush"),
+        FlushOp::Clwb => each_line!(p, len, STREAM_LINE, "clwb [{0}]"),
+        FlushOp::Clflushopt => each_line!(p, len, STREAM_LINE, "clflushopt [{0}]"),
+        FlushOp::Clflush => each_line!(p, len, STREAM_LINE, "clflush [{0}]"),
         _ => {}
     }
 }

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use criterion::Bencher;
+use cachecopy::{Backend, Mode};
+use criterion::measurement::WallTime;
+use criterion::{Bencher, BenchmarkGroup, Criterion, Throughput};
 
 pub use cachecopy_arena::{Arena, Dest};
 
@@ -21,6 +23,38 @@ pub fn sizes(max: usize) -> Vec<usize> {
         s *= if quick { 16 } else { 4 };
     }
     v
+}
+
+/// Runs `bench` with criterion's command-line configuration and prints criterion's summary;
+/// each bench's `main` prints its own lines after it.
+pub fn run(bench: fn(&mut Criterion)) {
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+}
+
+/// The group `name/dest/size` (the size in `human` units) with its byte throughput; from
+/// 16 MiB, 10 samples (each takes long enough there).
+pub fn group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    dest: Dest,
+    size: usize,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut g = c.benchmark_group(format!("{name}/{}/{}", dest.name(), human(size)));
+    g.throughput(Throughput::Bytes(size as u64));
+    if size >= 16 << 20 {
+        g.sample_size(10);
+    }
+    g
+}
+
+/// Every supported backend with `Temporal` and `NonTemporal`, named `backend-t` / `backend-nt`.
+pub fn backend_variants() -> impl Iterator<Item = (Backend, Mode, String)> {
+    Backend::supported().iter().flat_map(|&backend| {
+        [(Mode::Temporal, "t"), (Mode::NonTemporal, "nt")]
+            .map(|(mode, m)| (backend, mode, format!("{}-{m}", backend.name())))
+    })
 }
 
 /// One arena for every destination of a bench, hot and cold, of up to `largest` bytes, sized

@@ -4,11 +4,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cachecopy::{Backend, Mode};
+use cachecopy::Mode;
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::flush_ops;
+use common::{backend_and_mode, canaries_intact, flush_ops, repeated};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -27,17 +27,11 @@ struct Case {
 const CANARY: u8 = 0xA7;
 
 fuzz_target!(|c: Case| {
-    let backends = Backend::supported();
-    let backend = backends[c.backend as usize % backends.len()];
-    let mode = [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache, Mode::Auto][c.mode as usize % 4];
+    let (backend, mode) = backend_and_mode(c.backend, c.mode);
     let (so, d_o) = (c.src_off as usize % 64, c.dst_off as usize % 64);
     let len = c.len as usize % 9000;
     // Source: the fuzzer's bytes, repeated to length.
-    let src: Vec<u8> = if c.bytes.is_empty() {
-        vec![0x11; so + len]
-    } else {
-        c.bytes.iter().copied().cycle().take(so + len).collect()
-    };
+    let src = repeated(&c.bytes, so + len, 0x11);
     if let Some(dist) = c.moved {
         // A buffer of `len + |dist|` bytes plus `so` and a canary tail: the move's source at
         // `so` (down) or its destination there (up); the reference is std's move.
@@ -75,5 +69,5 @@ fuzz_target!(|c: Case| {
             assert!(dst[d_o..d_o + len].iter().all(|&b| b == byte));
         }
     }
-    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+    assert!(canaries_intact(&dst, d_o, len, CANARY));
 });

@@ -1,9 +1,10 @@
 //! Arbitrary backend, mode, offsets, lengths, splits and bytes: the fused checksum-and-copy and
-//! `csum_partial` versus a byte-at-a-time RFC 1071 reference, with canaries around the
-//! destination, and `csum_block_add` joins at arbitrary (odd) split points; the public calls'
-//! inline short path (below 512 bytes) the same way; the splits as the segments of a
-//! `csum_and_copy_from_iter` gather (the streaming line writer, lines shared by short segments),
-//! and as a frame's payload behind a header (`csum_frame_from_iter`).
+//! `csum_partial` versus the project's RFC 1071 reference (`testutil::ones_sum`, which the unit
+//! tests hold against the plain word loop), with canaries around the destination, and
+//! `csum_block_add` joins at arbitrary (odd) split points; the public calls' inline short path
+//! (below 512 bytes) the same way; the splits as the segments of a `csum_and_copy_from_iter`
+//! gather (the streaming line writer, lines shared by short segments), and as a frame's payload
+//! behind a header (`csum_frame_from_iter`).
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -12,8 +13,10 @@ use cachecopy::net::{
     csum_and_copy, csum_and_copy_from_iter, csum_and_copy_with, csum_block_add, csum_fold,
     csum_frame_from_iter, csum_partial, csum_partial_with,
 };
-use cachecopy::{Backend, Mode};
 use libfuzzer_sys::fuzz_target;
+
+mod common;
+use common::{backend_and_mode, canaries_intact, ones_sum, repeated};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -29,37 +32,19 @@ struct Case {
 
 const CANARY: u8 = 0x5C;
 
-/// Native-endian 16-bit words, odd byte padded, folded with end-around carry.
-fn reference(data: &[u8]) -> u32 {
-    let mut s: u64 = data
-        .chunks(2)
-        .map(|c| u16::from_ne_bytes([c[0], c.get(1).copied().unwrap_or(0)]) as u64)
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u32
-}
-
 fuzz_target!(|c: Case| {
-    let backends = Backend::supported();
-    let backend = backends[c.backend as usize % backends.len()];
-    let mode = [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache, Mode::Auto][c.mode as usize % 4];
+    let (backend, mode) = backend_and_mode(c.backend, c.mode);
     let (so, d_o) = (c.src_off as usize % 64, c.dst_off as usize % 64);
     let len = c.len as usize % 9000;
-    let src: Vec<u8> = if c.bytes.is_empty() {
-        vec![0xff; so + len]
-    } else {
-        c.bytes.iter().copied().cycle().take(so + len).collect()
-    };
+    let src = repeated(&c.bytes, so + len, 0xff);
     let src = &src[so..];
-    let want = reference(src);
+    let want = ones_sum(src);
 
     let mut dst = vec![CANARY; d_o + len + 64];
     let got = csum_and_copy_with(backend, &mut dst[d_o..d_o + len], src, mode).unwrap();
     assert_eq!(got, want, "{backend} {mode:?} so {so} do {d_o} len {len}");
     assert_eq!(&dst[d_o..d_o + len], src);
-    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+    assert!(canaries_intact(&dst, d_o, len, CANARY));
 
     assert_eq!(csum_partial_with(backend, src, 0).unwrap(), want);
     // `initial` is folded in with end-around carry.
@@ -72,7 +57,7 @@ fuzz_target!(|c: Case| {
     dst.fill(CANARY);
     assert_eq!(csum_and_copy(&mut dst[d_o..d_o + len], src, mode), want, "{mode:?} {len}");
     assert_eq!(&dst[d_o..d_o + len], src);
-    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+    assert!(canaries_intact(&dst, d_o, len, CANARY));
 
     // Any split into blocks, joined with csum_block_add, gives the whole.
     let mut at = 0;
@@ -93,7 +78,7 @@ fuzz_target!(|c: Case| {
     let (n, sum) = csum_and_copy_from_iter(&mut dst[d_o..d_o + len], &mut Source::iovec(&segs), mode);
     assert_eq!((n, sum), (len, want), "{mode:?} gather {len}");
     assert_eq!(&dst[d_o..d_o + len], src);
-    assert!(dst[..d_o].iter().chain(&dst[d_o + len..]).all(|&b| b == CANARY));
+    assert!(canaries_intact(&dst, d_o, len, CANARY));
 
     // The same gather as a frame's payload behind a header of up to 300 bytes that the
     // callback writes from the payload's length and sum (the header's lines prefetched,
@@ -114,5 +99,5 @@ fuzz_target!(|c: Case| {
     assert_eq!((n, sum), (len, want), "{mode:?} frame {head} + {len}");
     assert!(fb[d_o..d_o + head].iter().all(|&b| b == (len as u32 ^ want) as u8 | 1));
     assert_eq!(&fb[d_o + head..end], src);
-    assert!(fb[..d_o].iter().chain(&fb[end..]).all(|&b| b == CANARY));
+    assert!(canaries_intact(&fb, d_o, end - d_o, CANARY));
 });

@@ -4,11 +4,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cachecopy::{Backend, Mode};
+use cachecopy::Mode;
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::flush_ops;
+use common::{all_are, backend_and_mode, canaries_intact, flush_ops};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -24,17 +24,8 @@ struct Case {
 
 const CANARY: u8 = 0x3D;
 
-/// Every byte of `s` is `b`, compared a block at a time (`memcmp`): a byte loop over up to
-/// 128 KiB ran SanitizerCoverage's comparison hook per byte, 60 % of the target's time.
-fn all_are(s: &[u8], b: u8) -> bool {
-    let block = [b; 4096];
-    s.chunks(block.len()).all(|c| c == &block[..c.len()])
-}
-
 fuzz_target!(|c: Case| {
-    let backends = Backend::supported();
-    let backend = backends[c.backend as usize % backends.len()];
-    let mode = [Mode::Temporal, Mode::NonTemporal, Mode::FlushCache, Mode::Auto][c.mode as usize % 4];
+    let (backend, mode) = backend_and_mode(c.backend, c.mode);
     let (off, len) = (c.offset as usize % 64, c.len as usize % (1 << 17));
     let mut dst = vec![CANARY; off + len + 64];
     cachecopy::set_fill_rep_threshold(if c.rep % 2 == 1 { c.rep as usize * 8 } else { usize::MAX });
@@ -48,5 +39,5 @@ fuzz_target!(|c: Case| {
         cachecopy::fill_with(backend, &mut dst[off..off + len], c.byte, mode).unwrap();
     }
     assert!(all_are(&dst[off..off + len], c.byte));
-    assert!(all_are(&dst[..off], CANARY) && all_are(&dst[off + len..], CANARY));
+    assert!(canaries_intact(&dst, off, len, CANARY));
 });

@@ -11,6 +11,9 @@ use cachecopy::iter::{
 use cachecopy::Mode;
 use libfuzzer_sys::fuzz_target;
 
+mod common;
+use common::carve_mut;
+
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Op {
     Gather { len: u16, off: u8, mode: u8 },
@@ -123,16 +126,8 @@ fuzz_target!(|input: Input| {
     let mut dback = vec![0xEEu8; dsize];
     let mut model = dback.clone();
     let dtotal: usize = ds.iter().map(|&(_, l)| l).sum();
-    let mut dsegs = Vec::new();
-    let mut rest = &mut dback[..];
-    let mut at = 0;
-    for &(s, l) in &ds {
-        let (_, tail) = rest.split_at_mut(s - at);
-        let (seg, tail) = tail.split_at_mut(l);
-        dsegs.push(IoVecMut::new(seg));
-        rest = tail;
-        at = s + l;
-    }
+    let mut dsegs: Vec<IoVecMut<'_>> =
+        carve_mut(&mut dback, &ds).into_iter().map(IoVecMut::new).collect();
     let mut dst = Dest::iovec(&mut dsegs);
 
     let mut sm = M { pos: 0, count: sflat.len(), total: sflat.len() };

@@ -9,8 +9,9 @@ use std::vec::Vec;
 use super::batch_on;
 use crate::backend::Kernels;
 use crate::iter::{Dest, IoVec, IoVecMut, Source};
+use crate::mode::Mode;
 use crate::testutil::{all_bytes, pattern};
-use crate::{arch, net, Mode};
+use crate::{arch, net};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
     crate::backend::variants(&crate::arch::detect().features)

@@ -13,7 +13,7 @@ use crate::backend::store::{copy_unfenced_on, Store};
 use crate::backend::{self, Kernels, NAMES};
 use crate::cpu::engine::{self, Backend, Edges, Engine};
 use crate::cpu::Cpu;
-use crate::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
+use crate::frame_layout::{HEADER as HDR, PAYLOAD, SLOT};
 
 /// The most the engine measurement may take (it runs last, and never past [`ENGINE_DEADLINE`]
 /// from the calibration's start).

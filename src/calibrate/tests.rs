@@ -10,6 +10,8 @@ use super::*;
 use crate::backend::NAMES;
 use crate::cpu::engine::{Backend, Edges, Engine};
 use crate::cpu::tune;
+use crate::dispatch::tuning;
+use crate::thresholds::{fill_rep_threshold, rep_movsb_threshold};
 use std::vec::Vec;
 
 /// Points with these sizes (1, 2, 4, ...) and (rounds, wins, median) each.
@@ -190,7 +192,7 @@ fn the_line_has_the_decided_fields() {
         fill_rep_sweep: Sweep::new(&[]),
         engine: None,
         engine_check: engine_check(&crate::arch::detect(), ENGINE_BUDGET),
-        base: crate::tuning(),
+        base: tuning(),
     };
     let mut s = Line::default();
     write!(s, "{c}").unwrap();
@@ -286,7 +288,7 @@ impl core::fmt::Write for Line {
 #[cfg_attr(miri, ignore = "mmap and timing")]
 fn a_calibration_measures_within_its_budget_and_applies() {
     let k = crate::dispatch::active();
-    let c = run(k, crate::tuning());
+    let c = run(k, tuning());
     assert!(c.copy_sweep.points().iter().any(|p| p.rounds > 0), "{c:?}");
     for s in [&c.copy_sweep, &c.fill_sweep] {
         if let Some(t) = s.decided {
@@ -295,10 +297,7 @@ fn a_calibration_measures_within_its_budget_and_applies() {
         assert_eq!(s.decided.is_some(), s.outcome == Outcome::Decided, "{s:?}");
     }
     // The string sweeps restored the thresholds they toggled.
-    let before = (crate::rep_movsb_threshold(), crate::fill_rep_threshold());
-    let _ = run(k, crate::tuning());
-    assert_eq!(
-        before,
-        (crate::rep_movsb_threshold(), crate::fill_rep_threshold())
-    );
+    let before = (rep_movsb_threshold(), fill_rep_threshold());
+    let _ = run(k, tuning());
+    assert_eq!(before, (rep_movsb_threshold(), fill_rep_threshold()));
 }

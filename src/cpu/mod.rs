@@ -1,9 +1,11 @@
-//! What the CPU was found to have: the facts dispatch and the report use.
+//! What the CPU was found to have: the facts dispatch and the report use, and the OS's base page
+//! size (`page`), which the cursors and the page walks share.
 
 use core::fmt;
 
 pub(crate) mod engine;
 pub(crate) mod env;
+pub(crate) mod page;
 pub(crate) mod rules;
 pub(crate) mod tune;
 

@@ -389,7 +389,7 @@ impl<'a, D: Direction> Cursor<'a, D> {
         if matches!(self.segs, Segs::Discard(_)) {
             return 0;
         }
-        let shift = crate::page::size::page_shift();
+        let shift = crate::cpu::page::page_shift();
         let mut n = 0usize;
         self.pieces(|base, len| {
             let start = base as usize >> shift;

@@ -236,24 +236,6 @@ impl From<IoVecMut<'_>> for libc::iovec {
     }
 }
 
-impl fmt::Debug for IoVec<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IoVec")
-            .field("base", &self.base)
-            .field("len", &self.len)
-            .finish()
-    }
-}
-
-impl fmt::Debug for IoVecMut<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IoVecMut")
-            .field("base", &self.base)
-            .field("len", &self.len)
-            .finish()
-    }
-}
-
 /// One readable page segment (`struct bio_vec`): `len` bytes at `offset` into the page (or run
 /// of pages) at `page`. `Source::bvec` walks an array of them (Linux `ITER_BVEC`); the page
 /// copies of [`crate::page`] take a [`Page`](crate::page::Page) and an offset instead.
@@ -422,24 +404,22 @@ impl<'a> BioVecMut<'a> {
     }
 }
 
-impl fmt::Debug for BioVec<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BioVec")
-            .field("page", &self.page)
-            .field("offset", &self.offset)
-            .field("len", &self.len)
-            .finish()
-    }
+/// `Debug` for the segment types: the name and the address and length fields, never the bytes.
+macro_rules! debug_fields {
+    ($($ty:ident: $($field:ident),+;)+) => {$(
+        impl fmt::Debug for $ty<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))$(.field(stringify!($field), &self.$field))+.finish()
+            }
+        }
+    )+};
 }
 
-impl fmt::Debug for BioVecMut<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BioVecMut")
-            .field("page", &self.page)
-            .field("offset", &self.offset)
-            .field("len", &self.len)
-            .finish()
-    }
+debug_fields! {
+    IoVec: base, len;
+    IoVecMut: base, len;
+    BioVec: page, offset, len;
+    BioVecMut: page, offset, len;
 }
 
 /// Where a segment kind's bytes are, for the engine: the `i`-th segment's base and length.

@@ -12,8 +12,8 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 use super::ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 use super::*;
 use crate::backend::Kernels;
-use crate::testutil::all_bytes;
-use crate::Mode;
+use crate::mode::Mode;
+use crate::testutil::{all_bytes, carve_mut};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
     crate::backend::variants(&crate::arch::detect().features)
@@ -382,16 +382,7 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
     let map: Vec<usize> = segs.iter().flat_map(|&(s, l)| s..s + l).collect();
     let total = map.len();
     let src: Vec<u8> = (0..total + 100).map(|i| pattern(i * 7 + 1)).collect();
-    let mut slices = Vec::new();
-    let mut rest = &mut backing[..];
-    let mut at = 0;
-    for &(s, l) in &segs {
-        let (_, tail) = rest.split_at_mut(s - at);
-        let (seg, tail) = tail.split_at_mut(l);
-        slices.push(seg);
-        rest = tail;
-        at = s + l;
-    }
+    let slices = carve_mut(&mut backing, &segs);
     let mut iov: Vec<IoVecMut<'_>> = Vec::new();
     let mut bv: Vec<BioVecMut<'_>> = Vec::new();
     let mut ubuf: Option<&mut [u8]> = None;
@@ -478,16 +469,10 @@ fn cursor_case(k: &Kernels, from: &Layout, to: &Layout, len: usize, mode: Mode) 
     let mut dback = vec![0xEEu8; dsize];
     let mut model = dback.clone();
     let map: Vec<usize> = dsegs.iter().flat_map(|&(s, l)| s..s + l).collect();
-    let mut diov = Vec::new();
-    let mut rest = &mut dback[..];
-    let mut at = 0;
-    for &(s, l) in &dsegs {
-        let (_, tail) = rest.split_at_mut(s - at);
-        let (seg, tail) = tail.split_at_mut(l);
-        diov.push(IoVecMut::new(seg));
-        rest = tail;
-        at = s + l;
-    }
+    let mut diov: Vec<IoVecMut<'_>> = carve_mut(&mut dback, &dsegs)
+        .into_iter()
+        .map(IoVecMut::new)
+        .collect();
     let mut src = Source::iovec(&siov);
     src.advance(flat.len().min(3));
     let skip = flat.len().min(3);
@@ -645,16 +630,11 @@ fn kunit_copy_to_kvec() {
     }
     for (k, mode) in kunit_runs() {
         let mut buffer = vec![0u8; BUFSIZE];
-        let mut rest = &mut buffer[..];
-        let mut at = 0;
-        let mut kvec = Vec::new();
-        for &(from, to) in &KVEC_RANGES {
-            let (_, tail) = core::mem::take(&mut rest).split_at_mut(from - at);
-            let (seg, tail) = tail.split_at_mut(to - from);
-            kvec.push(IoVecMut::new(seg));
-            rest = tail;
-            at = to;
-        }
+        let ranges = KVEC_RANGES.map(|(from, to)| (from, to - from));
+        let mut kvec: Vec<IoVecMut<'_>> = carve_mut(&mut buffer, &ranges)
+            .into_iter()
+            .map(IoVecMut::new)
+            .collect();
         let mut iter = Dest::iovec(&mut kvec);
         let size = iter.count();
         assert_eq!(copy_to_iter_on(k, &scratch[..size], &mut iter, mode), size);

@@ -9,8 +9,8 @@
 
 use crate::backend::store::csum_copy_on;
 use crate::backend::Backend;
+use crate::copy::len_mismatch;
 use crate::dispatch::{self, Unsupported};
-use crate::len_mismatch;
 use crate::mode::Mode;
 use crate::thresholds::nt_threshold;
 

@@ -110,7 +110,7 @@ impl Frame {
     pub fn copy_from(headroom: usize, data: &[u8], tailroom: usize, mode: Mode) -> Frame {
         Frame::fill_from(headroom, data.len(), tailroom, |dst| {
             // SAFETY: `dst` is `data.len()` writable bytes of a fresh allocation.
-            unsafe { crate::copy_raw(dst, data.as_ptr(), data.len(), mode) }
+            unsafe { crate::copy::copy_raw(dst, data.as_ptr(), data.len(), mode) }
         })
         .unwrap_or_else(|e| panic!("cachecopy::net::Frame::copy_from: {e}"))
         .0
@@ -339,7 +339,7 @@ impl Frame {
             let data = self.data();
             let (f, ()) = Frame::fill_from(h, data.len(), t, |dst| {
                 // SAFETY: `dst` is `data.len()` writable bytes of a fresh allocation.
-                unsafe { crate::copy_raw(dst, data.as_ptr(), data.len(), Mode::Temporal) }
+                unsafe { crate::copy::copy_raw(dst, data.as_ptr(), data.len(), Mode::Temporal) }
             })
             .map_err(|_| FrameError::TooLarge {
                 requested: head.max(tail),

@@ -186,13 +186,13 @@ pub unsafe fn zero_page_range<L: CompoundLookup + ?Sized>(
     page: Page,
     offset: usize,
     bytes: usize,
-    mode: crate::Mode,
+    mode: crate::mode::Mode,
     lookup: &L,
 ) -> Result<(), PageCopyError> {
     page_copy_sane(page, offset, bytes, lookup)?;
     // SAFETY: `page_copy_sane` checked that `offset + bytes` does not overflow and stays in the
     // (compound) page; the caller guarantees it is writable and exclusive for the call.
-    unsafe { crate::fill_raw(page.as_ptr().add(offset), 0, bytes, mode) };
+    unsafe { crate::copy::fill_raw(page.as_ptr().add(offset), 0, bytes, mode) };
     Ok(())
 }
 

@@ -53,15 +53,14 @@ mod copy;
 mod frags;
 #[cfg(all(feature = "std", target_os = "linux"))]
 mod pagemap;
-pub(crate) mod size;
 
+pub use crate::cpu::page::{page_shift, page_size, DEFAULT_PAGE_SIZE};
 pub use copy::{
     copy_page_from_iter, copy_page_to_iter, page_copy_sane, zero_page_range, PageCopyError,
 };
 pub use frags::{Frag, FragBuilder, FragError, FragStats, Frags, MAX_SKB_FRAGS};
 #[cfg(all(feature = "std", target_os = "linux"))]
 pub use pagemap::{KPageFlags, Pagemap, PhysFrame};
-pub use size::{page_shift, page_size, DEFAULT_PAGE_SIZE};
 
 /// A base page: a virtual address aligned to [`page_size`]. It is only an address: making or
 /// comparing pages never touches memory.

@@ -1,5 +1,6 @@
-//! The OS's base page size, asked once. A leaf of its own so the cursors (`crate::iter`) can
-//! count pages in the same unit as `crate::page` without depending on the page walks.
+//! The OS's base page size, asked once: a fact of the machine beside the caches, kept with
+//! them so the cursors (`crate::iter`) and the page walks (`crate::page`, which re-exports it)
+//! count pages in one unit without either depending on the other.
 
 use core::sync::atomic::{AtomicU8, Ordering};
 

@@ -1,0 +1,447 @@
+//! The copy, fill and zero entry points: [`copy`], [`copy_raw`], [`fill`], [`fill_raw`],
+//! [`zero`], their `*_with` forms that name a backend, an engine or a flush instruction, the
+//! unfenced forms and [`fence`].
+//!
+//! Each resolves the caller's [`Mode`] for one call and hands the bytes to the active table
+//! (`dispatch`) through the one mapping from a store kind to a table entry (`backend::store`).
+//! They live here rather than in `lib.rs` so that the crate root stays its face (docs, `mod`
+//! lines, re-exports) and the layers point one way: the cursors, pages, checksum copies and
+//! batches above build on this module (and share its length check, [`len_mismatch`]), and
+//! nothing here names them. The small-call paths (`kernel::small` at the call site, the
+//! table's temporal entry called from it) are measured in `docs/small-calls.md`; their
+//! `#[inline]` attributes are part of that design.
+
+use crate::backend::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
+use crate::backend::Kernels;
+use crate::cpu::engine::{Backend, Engine};
+use crate::cpu::{self, FlushOp};
+use crate::dispatch::{self, Unsupportable, Unsupported};
+use crate::kernel;
+use crate::mode::Mode;
+use crate::thresholds::{fill_nt_threshold, nt_threshold};
+
+#[cold]
+#[track_caller]
+pub(crate) fn len_mismatch(what: &str, dst: usize, src: usize) -> ! {
+    panic!("cachecopy::{what}: source length ({src}) does not match destination length ({dst})")
+}
+
+/// Copies `src` into `dst` with the cache policy `mode`, on the active [`Backend`].
+///
+/// # Panics
+/// When the lengths differ, with a message naming both (like `copy_from_slice`); nothing is
+/// written then.
+///
+/// ```
+/// let mut dst = [0u8; 5];
+/// cachecopy::copy(&mut dst, b"hello", cachecopy::Mode::Auto);
+/// assert_eq!(&dst, b"hello");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
+    if dst.len() != src.len() {
+        len_mismatch("copy", dst.len(), src.len());
+    }
+    // SAFETY: two live slices of equal length; `&mut` cannot overlap `&`.
+    unsafe { copy_raw(dst.as_mut_ptr(), src.as_ptr(), src.len(), mode) }
+}
+
+/// Copies `len` bytes from `src` to `dst` with the cache policy `mode`.
+///
+/// # Safety
+/// - `src` must be valid for reads and `dst` valid for writes of `len` bytes, each within one
+///   allocated object (so `len <= isize::MAX`);
+/// - the two ranges must not overlap;
+/// - no other thread may access `dst..dst + len` during the call;
+/// - when `len == 0` nothing is accessed and any pointers, even null or dangling, are allowed.
+///
+/// Alignment is never required.
+#[inline]
+pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
+        // stores, which the inline classes are (`kernel::small`).
+        unsafe { kernel::small::copy(dst, src, len) };
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { copy_via_table(dst, src, len, mode) }
+}
+
+/// [`copy_raw`] past the inline classes. Every call that stores temporally at this length
+/// (`Temporal`; any mode but `FlushCache` below `STREAM_MIN`; `Auto` below its threshold, read
+/// from its atomic, which detection publishes before the table) calls the table's temporal
+/// entry from the call site, as a call through the PLT reaches glibc's `memcpy`; the rest, and
+/// the first call, go on to [`copy_table`]. Inlined: an out-of-line step in between (one load
+/// of the table and a tail jump) cost a call and a return per copy, and `Auto` from
+/// `STREAM_MIN` paid the mode's full resolution out of line (docs/small-calls.md, "The way into
+/// the table"). The entry is `extern "C"`, so it cannot unwind and the caller needs no landing
+/// pad around it (with one, a caller holding a `Vec` saved four more registers). Nothing here
+/// panics on valid input.
+///
+/// # Safety
+/// `copy_raw`'s contract.
+#[inline(always)]
+unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe {
+        if mode != Mode::FlushCache {
+            if let Some(k) = dispatch::detected() {
+                if mode.resolves_temporal(len, || {
+                    cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed)
+                }) {
+                    return (k.copy_temporal)(dst, src, len);
+                }
+            }
+        }
+        copy_table(dst, src, len, mode)
+    }
+}
+
+/// [`copy_raw`] past the inline classes in any store kind, detecting the CPU on first use;
+/// `extern "C"` so that it cannot unwind and callers need no landing pad around it (`Mode`
+/// crosses it between Rust functions of one build only, so its layout is the same on both
+/// sides).
+///
+/// # Safety
+/// `copy_raw`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
+    // memory in any kernel (every move lies inside `0..len`).
+    unsafe { copy_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+}
+
+/// Copies with exactly `backend`, whatever dispatch picked (for tests, benchmarks and
+/// comparisons).
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend`; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+///
+/// ```
+/// use cachecopy::{copy_with, Backend, Mode};
+/// let mut dst = [0u8; 3];
+/// copy_with(Backend::Generic, &mut dst, b"abc", Mode::NonTemporal).unwrap();
+/// assert_eq!(&dst, b"abc");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy_with(
+    backend: Backend,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    copy_checked("copy_with", || backend.kernels(), dst, src, mode)
+}
+
+/// [`copy_with`] and [`copy_with_engine`]: the length check (naming `name`), then the table
+/// `kernels` finds, then the copy.
+#[inline]
+#[track_caller]
+fn copy_checked(
+    name: &str,
+    kernels: impl FnOnce() -> Result<&'static Kernels, Unsupported>,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch(name, dst.len(), src.len());
+    }
+    let k = kernels()?;
+    // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            mode.resolve(src.len(), nt_threshold),
+        )
+    };
+    Ok(())
+}
+
+/// Copies with exactly `engine` (to test or compare engines: see [`Engine::supported`]);
+/// otherwise as [`copy_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+///
+/// ```
+/// use cachecopy::{copy_with_engine, Backend, Edges, Engine, Mode};
+/// let mut dst = [0u8; 3];
+/// let e = Engine::new(Backend::Generic, Backend::Generic, Edges::Overlap);
+/// copy_with_engine(e, &mut dst, b"abc", Mode::NonTemporal).unwrap();
+/// assert_eq!(&dst, b"abc");
+/// ```
+#[inline]
+#[track_caller]
+pub fn copy_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    src: &[u8],
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    copy_checked("copy_with_engine", || engine.kernels(), dst, src, mode)
+}
+
+/// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
+/// compare the instructions a CPU offers: see [`Cpu::flush_ops`](crate::cpu::Cpu::flush_ops)).
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend` or `op`; nothing is written then.
+///
+/// # Panics
+/// When the lengths differ.
+#[track_caller]
+pub fn copy_with_flush(
+    backend: Backend,
+    op: FlushOp,
+    dst: &mut [u8],
+    src: &[u8],
+) -> Result<(), Unsupported> {
+    if dst.len() != src.len() {
+        len_mismatch("copy_with_flush", dst.len(), src.len());
+    }
+    let k = backend.kernels()?;
+    if !dispatch::flush_supported(op) {
+        return Err(Unsupported(Unsupportable::Flush(op)));
+    }
+    // SAFETY: as `copy_with`, and `op` runs on this CPU.
+    unsafe {
+        copy_on(
+            k,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            src.len(),
+            Store::Flush(op),
+        )
+    };
+    Ok(())
+}
+
+/// Sets every byte of `dst` to `byte` with the cache policy `mode` (for `Auto`, against
+/// [`fill_nt_threshold`]).
+///
+/// ```
+/// let mut page = vec![1u8; 4096];
+/// cachecopy::fill(&mut page, 0xa5, cachecopy::Mode::NonTemporal);
+/// assert!(page.iter().all(|&b| b == 0xa5));
+/// ```
+#[inline]
+pub fn fill(dst: &mut [u8], byte: u8, mode: Mode) {
+    // SAFETY: a live slice.
+    unsafe { fill_raw(dst.as_mut_ptr(), byte, dst.len(), mode) }
+}
+
+/// Zeroes `dst` with the cache policy `mode`: [`fill`] with `0`.
+///
+/// ```
+/// let mut block = vec![9u8; 4096];
+/// cachecopy::zero(&mut block, cachecopy::Mode::Auto);
+/// assert!(block.iter().all(|&b| b == 0));
+/// ```
+#[inline]
+pub fn zero(dst: &mut [u8], mode: Mode) {
+    fill(dst, 0, mode)
+}
+
+/// Sets `len` bytes at `dst` to `byte` with the cache policy `mode`.
+///
+/// # Safety
+/// - `dst` must be valid for writes of `len` bytes within one allocated object;
+/// - no other thread may access the range during the call;
+/// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
+#[inline]
+pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract. Every mode but FlushCache stores this few bytes with
+        // ordinary stores (streaming starts at `STREAM_MIN`), so inline stores are that mode.
+        unsafe { kernel::small::fill(dst, byte, len) };
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { fill_via_table(dst, byte, len, mode) }
+}
+
+/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the fill threshold).
+///
+/// # Safety
+/// `fill_raw`'s contract.
+#[inline(always)]
+unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe {
+        if mode != Mode::FlushCache {
+            if let Some(k) = dispatch::detected() {
+                if mode.resolves_temporal(len, || {
+                    cpu::tune::FILL_NT.load(core::sync::atomic::Ordering::Relaxed)
+                }) {
+                    return (k.fill_temporal)(dst, byte, len);
+                }
+            }
+        }
+        fill_table(dst, byte, len, mode)
+    }
+}
+
+/// [`fill_raw`] past the inline classes in any store kind, as [`copy_table`].
+///
+/// # Safety
+/// `fill_raw`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
+}
+
+/// Fills with exactly `backend`.
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend`; nothing is written then.
+#[inline]
+pub fn fill_with(
+    backend: Backend,
+    dst: &mut [u8],
+    byte: u8,
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    fill_checked(backend.kernels()?, dst, byte, mode);
+    Ok(())
+}
+
+/// [`fill_with`] and [`fill_with_engine`] once their table `k` (which runs on this CPU) is found.
+#[inline]
+fn fill_checked(k: &'static Kernels, dst: &mut [u8], byte: u8, mode: Mode) {
+    // SAFETY: a live slice; `k` runs on this CPU.
+    unsafe {
+        fill_on(
+            k,
+            dst.as_mut_ptr(),
+            byte,
+            dst.len(),
+            mode.resolve(dst.len(), fill_nt_threshold),
+        )
+    };
+}
+
+/// Fills with exactly `engine`; otherwise as [`fill_with`].
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; nothing is written then.
+#[inline]
+pub fn fill_with_engine(
+    engine: Engine,
+    dst: &mut [u8],
+    byte: u8,
+    mode: Mode,
+) -> Result<(), Unsupported> {
+    fill_checked(engine.kernels()?, dst, byte, mode);
+    Ok(())
+}
+
+/// A [`Mode::FlushCache`] fill with exactly `backend` and flush instruction `op`.
+///
+/// # Errors
+/// [`Unsupported`] when this CPU cannot run `backend` or `op`; nothing is written then.
+pub fn fill_with_flush(
+    backend: Backend,
+    op: FlushOp,
+    dst: &mut [u8],
+    byte: u8,
+) -> Result<(), Unsupported> {
+    let k = backend.kernels()?;
+    if !dispatch::flush_supported(op) {
+        return Err(Unsupported(Unsupportable::Flush(op)));
+    }
+    // SAFETY: a live slice; `k` and `op` run on this CPU.
+    unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), Store::Flush(op)) };
+    Ok(())
+}
+
+/// [`copy_raw`] without the closing fence, for callers that copy many buffers and fence once
+/// with [`fence`] (as Linux leaves the fence of `__copy_user_nocache` to the end of the system
+/// call, and PMDK has `PMEM_F_MEM_NODRAIN` + `pmem_drain`). Prefer [`batch`](crate::batch::batch), which fences for
+/// you and proves with the borrow checker that nothing reads the destinations before it.
+///
+/// `Temporal` copies (and `Auto` or `NonTemporal` ones below 1 KiB) are ordinary stores and owe
+/// nothing; the others leave weakly ordered streaming stores (and, for `FlushCache`, write-backs)
+/// in flight.
+///
+/// # Safety
+/// [`copy_raw`]'s contract, and until this thread calls [`fence`]:
+/// - another thread or a device may observe any mix of old and new destination bytes, in any
+///   order, even after a `Release` store or a lock release by this thread: atomics and locks
+///   do **not** order streaming stores (rust-lang/rust#114582), so publishing the destination
+///   before the fence is a data race;
+/// - a `FlushCache` destination is not yet guaranteed to be in memory.
+///
+/// So: call [`fence`] on the **same thread** after the last unfenced store and before the
+/// bytes are published in any way (an atomic flag, a lock, a channel, a queue doorbell, a
+/// system call handing the memory to a device, returning the buffer to safe code that may send
+/// it to another thread). This thread itself always reads its own stores in program order.
+///
+/// ```
+/// let src = vec![3u8; 64 << 10];
+/// let mut dst = vec![0u8; 64 << 10];
+/// // SAFETY: two live, non-overlapping buffers; nobody else sees `dst` before the fence.
+/// unsafe {
+///     cachecopy::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), cachecopy::Mode::NonTemporal);
+/// }
+/// cachecopy::fence();
+/// assert_eq!(dst, src);
+/// ```
+#[inline]
+pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { kernel::small::copy(dst, src, len) };
+        return;
+    }
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the caller fences (see above).
+    unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+}
+
+/// [`fill_raw`] without the closing fence; see [`copy_raw_unfenced`] for what the caller must
+/// do before the bytes are published.
+///
+/// # Safety
+/// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
+#[inline]
+pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+        // SAFETY: forwarded contract; ordinary stores owe no fence.
+        unsafe { kernel::small::fill(dst, byte, len) };
+        return;
+    }
+    let k = dispatch::active();
+    // SAFETY: forwarded contract; the caller fences.
+    unsafe { fill_unfenced_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
+}
+
+/// Completes every streaming store and cache write-back this thread has issued: after it, the
+/// destinations of earlier [`copy_raw_unfenced`] / [`fill_raw_unfenced`] calls are ordered
+/// before any later store of this thread and (for `FlushCache`) written back to memory.
+///
+/// x86_64: `sfence`; aarch64: `dsb sy`; elsewhere a sequentially consistent fence. It costs
+/// about as much as a 1-2 KiB copy, so call it once per batch, not once per buffer.
+#[inline]
+pub fn fence() {
+    let op = dispatch::flush_op();
+    // SAFETY: dispatch's flush op runs on this CPU; the strongest fence any mode needs.
+    unsafe { Store::Flush(op).fence() }
+}
