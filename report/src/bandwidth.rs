@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::findings::Findings;
 use crate::measure::{self, Cell, Dest, Kind};
 use crate::session::Session;
 use crate::stats::NOISY_SPREAD;
@@ -49,7 +50,48 @@ pub fn section(s: &mut Session, kind: Kind) -> Vec<Cell> {
         );
     }
     s.print(&text);
+    register(&mut s.findings, kind, &cells, s.dst_offset);
     cells
+}
+
+/// Adds every mode's ratio to glibc (`Temporal` and `Auto` held to it), and `Auto`'s to the
+/// better of `Temporal` and `NonTemporal` at the same size and destination.
+fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
+    let (section, what, base) = match kind {
+        Kind::Copy => ("2", "copy", "memcpy"),
+        Kind::Fill => ("6", "zero", "memset"),
+    };
+    let shape = |c: &Cell| {
+        let at = if offset == 0 {
+            String::new()
+        } else {
+            format!(" +{offset}")
+        };
+        format!("{} {}{at}", size(c.size), c.dest.name())
+    };
+    for c in cells {
+        if let Some(r) = c.ratio {
+            out.add(section, format!("{what} {}", c.op), base, shape(c), r)
+                .target = matches!(c.op, "Temporal" | "Auto");
+        }
+    }
+    for auto in cells.iter().filter(|c| c.op == "Auto") {
+        let find = |op: &str| {
+            cells
+                .iter()
+                .find(|c| c.op == op && c.size == auto.size && c.dest == auto.dest)
+        };
+        if let (Some(t), Some(nt)) = (find("Temporal"), find("NonTemporal")) {
+            out.add_vs_better(
+                section,
+                format!("{what} Auto"),
+                shape(auto),
+                &auto.samples,
+                ("Temporal", &t.samples),
+                ("NonTemporal", &nt.samples),
+            );
+        }
+    }
 }
 
 /// A table per destination: a row per size, a column per op, `median (min-max)` and the ratio
@@ -100,6 +142,7 @@ mod tests {
             op,
             gbps: Summary::of(&[2.0]).unwrap(),
             ratio: ratio.and_then(|r| Summary::of(&[r])),
+            samples: vec![2.0],
         };
         let cells = [
             cell(Dest::Hot, "memcpy", None),

@@ -1,5 +1,5 @@
 //! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--sizes LIST]
-//! [--iterations N]`.
+//! [--iterations N]` and `cachecopy compare A.json B.json`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -8,9 +8,13 @@ pub const USAGE: &str = "\
 cachecopy: what each copy mode is worth on this machine
 
 Usage: cachecopy [report] [OPTIONS]
+       cachecopy compare A.json B.json
 
 Commands:
   report              print the whole report (the default)
+  compare A B         list every figure of sections 2, 6 and 8 that moved more than 3 %
+                      from run A to run B (both written by --json), e.g. without and with
+                      the CACHECOPY_TUNE line a report prints
 
 Options:
   --quick             a shorter run: fewer sizes and samples (under 30 s)
@@ -58,9 +62,25 @@ pub struct Options {
     pub dst_offset: usize,
 }
 
+impl Default for Options {
+    /// A full report, nothing written but stdout.
+    fn default() -> Options {
+        Options {
+            scale: Scale::Full,
+            json: None,
+            svg: None,
+            sizes: None,
+            iterations: None,
+            dst_offset: 0,
+        }
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     Report(Options),
+    /// `compare A B`: two reports' JSON.
+    Compare(PathBuf, PathBuf),
     Help,
 }
 
@@ -71,15 +91,9 @@ where
     I::Item: Into<OsString>,
 {
     use lexopt::prelude::*;
-    let mut opts = Options {
-        scale: Scale::Full,
-        json: None,
-        svg: None,
-        sizes: None,
-        iterations: None,
-        dst_offset: 0,
-    };
+    let mut opts = Options::default();
     let mut seen_command = false;
+    let mut compare: Option<Vec<PathBuf>> = None;
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
@@ -111,9 +125,25 @@ where
                     .ok_or_else(|| format!("--dst-offset: expected 0 to 4095 bytes, got {v:?}"))?;
             }
             Value(v) if !seen_command && v == "report" => seen_command = true,
+            Value(v) if !seen_command && v == "compare" => {
+                seen_command = true;
+                compare = Some(Vec::new());
+            }
+            Value(v) if compare.as_ref().is_some_and(|c| c.len() < 2) => {
+                compare.as_mut().expect("checked").push(v.into());
+            }
             Value(v) => return Err(format!("unexpected argument {v:?}")),
             _ => return Err(arg.unexpected().to_string()),
         }
+    }
+    if let Some(files) = compare {
+        let [a, b]: [PathBuf; 2] = files
+            .try_into()
+            .map_err(|_| "compare: expected two JSON files, A and B".to_string())?;
+        if opts != Options::default() {
+            return Err("compare takes two JSON files and no report options".into());
+        }
+        return Ok(Command::Compare(a, b));
     }
     Ok(Command::Report(opts))
 }
@@ -163,6 +193,7 @@ mod tests {
         match parse(args.iter().copied())? {
             Command::Report(o) => Ok(o),
             Command::Help => Err("help".into()),
+            Command::Compare(..) => Err("compare".into()),
         }
     }
 
@@ -195,6 +226,24 @@ mod tests {
         assert_eq!(o.svg, Some("b.svg".into()));
         assert_eq!(o.sizes, Some(vec![64, 4096, 1 << 20]));
         assert_eq!(o.iterations, Some(7));
+    }
+
+    #[test]
+    fn compare_takes_two_files() {
+        assert_eq!(
+            parse(["compare", "a.json", "b.json"]),
+            Ok(Command::Compare("a.json".into(), "b.json".into()))
+        );
+        assert!(parse(["compare", "a.json"])
+            .unwrap_err()
+            .contains("two JSON"));
+        assert!(parse(["compare", "a", "b", "c"])
+            .unwrap_err()
+            .contains("\"c\""));
+        assert!(parse(["compare", "a", "b", "--quick"])
+            .unwrap_err()
+            .contains("no report options"));
+        assert!(parse(["report", "compare"]).is_err());
     }
 
     #[test]

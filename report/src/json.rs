@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::calibrate::Calibration;
+use crate::findings::Finding;
 use crate::frames::Frames;
 use crate::machine::Machine;
 use crate::measure::Cell;
@@ -40,6 +41,11 @@ pub struct Report {
     pub fill_calibration: Calibration,
     /// Section 7.
     pub frames: Frames,
+    /// Every figure of sections 2 and 6-9 against its baseline (`findings::Finding`): the
+    /// baseline's time ÷ cachecopy's, paired per round.
+    pub findings: Vec<Finding>,
+    /// Section 10: the findings below 0.97 of their baseline.
+    pub slower_here: Vec<Finding>,
 }
 
 /// Writes `report` to `path`, pretty-printed.

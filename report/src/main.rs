@@ -1,14 +1,17 @@
 //! `cachecopy`: what each copy mode is worth on this machine. `cargo run --release` runs
 //! `cachecopy report`: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
-//! experiment, cache pollution and the `Auto` calibration, as text, JSON and SVG; `--help` lists
-//! the flags.
+//! experiment, cache pollution, the `Auto` calibration, frames, small calls, moves and where
+//! cachecopy is slower than its baseline, as text, JSON and SVG; `cachecopy compare A B` lists
+//! the figures that moved between two runs' JSON; `--help` lists the flags.
 //!
 //! Each section is a module that measures and prints (`section`); `text` formats for all of
-//! them, `measure` times, `session` holds what they share.
+//! them, `measure` times, `session` holds what they share, `findings` what each measured
+//! against its baseline.
 
 mod bandwidth;
 mod calibrate;
 mod cli;
+mod findings;
 mod frames;
 mod json;
 mod machine;
@@ -48,6 +51,16 @@ fn run() -> i32 {
                 1
             }
         },
+        Ok(Command::Compare(a, b)) => match findings::compare(&a, &b, 3.0) {
+            Ok(text) => {
+                out(&text);
+                0
+            }
+            Err(e) => {
+                eprintln!("cachecopy: {e}");
+                1
+            }
+        },
         Err(e) => {
             eprintln!("cachecopy: {e}\n\n{}", cli::USAGE);
             2
@@ -77,10 +90,12 @@ fn report(o: &Options) -> Result<(), String> {
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
+    findings::register_frames(&frames, &mut s.findings);
     small::section(&mut s);
     moves::section(&mut s);
     let iterations = s.plan.samples;
-    s.finish();
+    let findings = s.finish();
+    out(&findings::section(&findings));
 
     let report = json::Report {
         cachecopy: version,
@@ -96,6 +111,8 @@ fn report(o: &Options) -> Result<(), String> {
         calibration,
         fill_calibration,
         frames,
+        slower_here: findings.slower(),
+        findings: findings.all().to_vec(),
     };
     out(&format!("Done in {:.0} s.\n", report.seconds));
     if let Some(path) = &o.json {

@@ -122,6 +122,35 @@ pub fn opaque(mut x: usize) -> usize {
     x
 }
 
+/// `p`, opaque as [`opaque`] makes a length: the compiler cannot tell it from any other pointer,
+/// so a loop of calls cannot be merged or hoisted, and it stays in a register.
+#[inline(always)]
+pub fn opaque_ptr<T>(mut p: *mut T) -> *mut T {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: an empty instruction sequence that only claims to change a register.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) p, options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        p = black_box(p);
+    }
+    p
+}
+
+/// `m`, unknown to the compiler at every call: the mode as a run-time value (a per-socket
+/// policy read from a field), not a constant it can fold into the call. Through [`opaque`], so
+/// it stays in a register; turning the integer back into a `Mode` costs a compare or two.
+#[inline(always)]
+pub fn opaque_mode(m: Mode) -> Mode {
+    match opaque(m as usize) {
+        0 => Mode::Temporal,
+        1 => Mode::NonTemporal,
+        2 => Mode::FlushCache,
+        _ => Mode::Auto,
+    }
+}
+
 /// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at
 /// least one run.
 pub fn runs_per_sample(size: usize, sample_bytes: usize) -> usize {
@@ -227,6 +256,9 @@ pub struct Cell {
     pub gbps: Summary,
     /// This op ÷ the table's baseline (memcpy or memset), per round; `None` for the baseline.
     pub ratio: Option<Summary>,
+    /// GB/s per round, in round order (the pairs behind any ratio to another op).
+    #[serde(skip)]
+    pub samples: Vec<f64>,
 }
 
 /// A bandwidth table: `ops[0]` is the baseline the others are divided by.
@@ -253,6 +285,7 @@ pub fn table(
                     op: op.name(),
                     gbps: Summary::of(&r[i]).expect("samples ≥ 1"),
                     ratio: (i > 0).then(|| paired_ratio(&r[i], &r[0]).expect("samples ≥ 1")),
+                    samples: r[i].clone(),
                 });
             }
             tick();
@@ -273,6 +306,7 @@ mod tests {
             op: "NonTemporal",
             gbps: Summary::of(&[2.0]).unwrap(),
             ratio: Summary::of(&[1.5]),
+            samples: vec![2.0],
         };
         let v = serde_json::to_value(&cell).unwrap();
         assert_eq!(v["dest"], "cold");
@@ -336,6 +370,16 @@ mod tests {
         );
         assert_eq!(round_order(1, 3), vec![0]);
         assert!(round_order(0, 3).is_empty());
+    }
+
+    #[test]
+    fn opaque_values_come_back_unchanged() {
+        for m in Mode::ALL {
+            assert_eq!(opaque_mode(m), m);
+        }
+        let mut x = 7u8;
+        assert_eq!(opaque_ptr(&mut x as *mut u8), &mut x as *mut u8);
+        assert_eq!(opaque(42), 42);
     }
 
     #[test]

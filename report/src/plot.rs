@@ -175,6 +175,7 @@ mod tests {
                         op,
                         gbps: Summary::of(&[v]).unwrap(),
                         ratio: None,
+                        samples: vec![v],
                     });
                 }
             }

@@ -1,9 +1,10 @@
 //! One run of the report: the plan, the machine, the source buffer and destination arena that
-//! every section measures with, and the progress bar the sections print their text around.
+//! every section measures with, the findings they register, and the progress bar the sections print their text around.
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{Options, Scale};
+use crate::findings::Findings;
 use crate::machine::Machine;
 use crate::measure::{Arena, Buf};
 use crate::plan::Plan;
@@ -21,6 +22,8 @@ pub struct Session<'m> {
     pub arena: Arena,
     /// `--dst-offset`: how far past its slot's start every copy and fill destination begins.
     pub dst_offset: usize,
+    /// Every figure measured against a baseline, for the closing section and the JSON.
+    pub findings: Findings,
     progress: ProgressBar,
 }
 
@@ -50,6 +53,7 @@ impl<'m> Session<'m> {
             src,
             arena,
             dst_offset: o.dst_offset,
+            findings: Findings::default(),
             progress,
         }
     }
@@ -71,8 +75,9 @@ impl<'m> Session<'m> {
         move || progress.inc(1)
     }
 
-    /// Clears the progress bar: the sections are done.
-    pub fn finish(self) {
+    /// Clears the progress bar: the sections are done. Returns the findings.
+    pub fn finish(self) -> Findings {
         self.progress.finish_and_clear();
+        self.findings
     }
 }

@@ -1,7 +1,7 @@
 //! Medians, ranges and the noisy flag: every figure the report prints is a [`Summary`] of
 //! interleaved samples, never a single time.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A figure is flagged noisy when `(max - min) / median` exceeds this. Interleaved samples on
 /// this project's shared 2-vCPU VM usually stay within 20-30 %; beyond 50 % a neighbour was
@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const NOISY_SPREAD: f64 = 0.5;
 
 /// Median, minimum and maximum of a set of samples.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub median: f64,
     pub min: f64,
@@ -41,6 +41,20 @@ impl Summary {
         };
         s.noisy = s.spread() > NOISY_SPREAD;
         Some(s)
+    }
+
+    /// The summary of the samples' reciprocals: a ratio of times turned into a ratio of speeds.
+    /// Exact for an odd count; for an even one the median is the reciprocal of the mean of the
+    /// middle two, within a hair of the mean of their reciprocals.
+    pub fn recip(&self) -> Summary {
+        let mut s = Summary {
+            median: 1.0 / self.median,
+            min: 1.0 / self.max,
+            max: 1.0 / self.min,
+            noisy: false,
+        };
+        s.noisy = s.spread() > NOISY_SPREAD;
+        s
     }
 
     /// `(max - min) / median`, 0 for a zero median.
@@ -87,6 +101,13 @@ mod tests {
         assert!((tight.spread() - 0.1 / 1.05).abs() < 1e-9);
         let wide = Summary::of(&[5.0, 10.0, 11.0]).unwrap();
         assert!(wide.noisy, "spread {}", wide.spread());
+    }
+
+    #[test]
+    fn reciprocals_turn_time_ratios_into_speed_ratios() {
+        let s = Summary::of(&[0.5, 2.0, 4.0]).unwrap().recip();
+        assert_eq!((s.median, s.min, s.max), (0.5, 0.25, 2.0));
+        assert!(s.noisy);
     }
 
     #[test]

@@ -98,6 +98,11 @@ pub fn by_size<C: Copy>(
 
 /// Right-aligned columns, the first left-aligned, indented under the section's heading.
 pub fn grid(header: &[String], rows: &[Vec<String>]) -> String {
+    left_grid(header, rows, 1)
+}
+
+/// [`grid`] with the first `left` columns left-aligned (names), the rest right-aligned (figures).
+pub fn left_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -109,6 +114,10 @@ pub fn grid(header: &[String], rows: &[Vec<String>]) -> String {
         for (i, c) in cells.iter().enumerate() {
             let pad = " ".repeat(w[i] - c.chars().count());
             if i == 0 {
+                l.push_str(c);
+                l.push_str(&pad);
+            } else if i < left {
+                l.push_str("  ");
                 l.push_str(c);
                 l.push_str(&pad);
             } else {
@@ -192,6 +201,12 @@ mod tests {
         field(&mut s, "NT threshold", "4 MiB");
         assert_eq!(s, "   NT threshold   4 MiB\n");
         assert_eq!(distinct([3, 1, 3, 2, 1]), [3, 1, 2]);
+        let t = left_grid(
+            &["a".to_string(), "bb".to_string(), "c".to_string()],
+            &[vec!["x".into(), "y".into(), "1".into()]],
+            2,
+        );
+        assert_eq!(t, "   a  bb  c\n   x  y   1\n");
         let t = by_size("size", &[64, 4096], &[("a", 1), ("bb", 2)], |sz, c| {
             (sz > 64 || c == 1).then(|| format!("{}", sz * c))
         });
