@@ -1,16 +1,21 @@
 //! Section 9: moves whose ranges overlap (`cachecopy::copy_within`) against glibc's `memmove`
 //! (`slice::copy_within`). Small moves hot (1 B - 4 KiB, by a third of their length plus one
-//! byte), large moves cold (64 KiB up, by one page), each down (destination below the source)
-//! and up; and one long-distance cold move (the destination half the arena away, past the
-//! last-level cache, within one mapping), where the ranges do not overlap and streaming should
-//! win. Every variant moves in its own buffers; rounds interleave the variants in a fresh
-//! order; each cell is the median over rounds and the ratio to `memmove` paired per round.
+//! byte); near moves cold (64 KiB to 48 MiB, by one page: a consumed front reclaimed, where
+//! every destination line was read as source a moment before, so streaming it cannot win; from
+//! 32 MiB past the NT threshold of every CPU in the references: Intel 2 MiB, Zen 3 8 MiB, Zen 4
+//! 16 MiB), each down (destination below the source) and up; and one far cold move (the
+//! destination half the arena away, past the last-level cache, within one mapping), where the
+//! ranges do not overlap and streaming should win. Every variant moves in its own buffers;
+//! rounds interleave the variants in a fresh order; each cell is the median over rounds and the
+//! ratio to `memmove` paired per round. Every ratio is registered in the session's findings
+//! (`Auto` also against the better of `Temporal` and `NonTemporal`).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use cachecopy::Mode;
 
+use crate::findings::{speeds, Findings};
 use crate::measure::{round_order, Buf, Dest};
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
@@ -197,16 +202,42 @@ fn print(t: &Table, gbs: bool) -> String {
     text::grid(&header, &rows)
 }
 
+/// Adds every mode's ratio to `memmove` (`Temporal` and `Auto` held to it) and `Auto`'s to the
+/// better of `Temporal` and `NonTemporal`, per size and direction; `shape` names a size.
+fn register(out: &mut Findings, t: &Table, shape: impl Fn(usize) -> String) {
+    for (&len, cell) in t.sizes.iter().zip(&t.ns) {
+        for (dir, times) in ["down", "up"].iter().zip(cell) {
+            let shape = format!("{}, {dir}", shape(len));
+            for (v, mode) in VARIANTS.iter().enumerate().skip(1) {
+                let r = paired_ratio(&times[0], &times[v]).expect("samples >= 1");
+                out.add("9", format!("move {}", name(*mode)), "memmove", &shape, r)
+                    .target = *mode != Some(Mode::NonTemporal);
+            }
+            out.add_vs_better(
+                "9",
+                "move Auto",
+                shape,
+                &speeds(&times[3]),
+                ("Temporal", &speeds(&times[1])),
+                ("NonTemporal", &speeds(&times[2])),
+            );
+        }
+    }
+}
+
 /// Measures and prints section 9.
 pub fn section(s: &mut Session) {
     s.start("9. moves");
     let samples = s.plan.samples.max(2);
     // Cold sizes: those of which the arena holds at least 8 slots, so a move never lands in a
-    // slot touched recently (16 MiB with --quick, 64 MiB in a full run).
-    let slots = s.arena.len() / 8;
-    let cold_sizes: Vec<usize> = [64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
+    // slot touched recently (4 MiB with --quick, 16 MiB in a full run on Zen 3), and those
+    // larger than the last-level cache of which it holds two (no line of such a move survives
+    // the other slot's): 48 MiB with --quick and in a full run on Zen 3.
+    let llc = s.machine.l3.or(s.machine.l2).unwrap_or(32 << 20);
+    let arena = s.arena.len();
+    let cold_sizes: Vec<usize> = [64 << 10, 1 << 20, 4 << 20, 16 << 20, 32 << 20, 48 << 20]
         .into_iter()
-        .filter(|&n| n + 4096 <= slots)
+        .filter(|&n| n + 4096 <= arena / 8 || (n > llc && n + 4096 <= arena / 2))
         .collect();
     let hot_sizes: Vec<usize> = (0..=12).map(|k| 1usize << k).collect();
     let tick = s.ticker();
@@ -222,7 +253,11 @@ pub fn section(s: &mut Session) {
     );
     out.push_str("   hot, by len/3 + 1 bytes (ns per move):\n");
     out.push_str(&print(&h, false));
-    out.push_str("   cold, by one page (GB/s moved):\n");
+    out.push_str(
+        "   cold, near: by one page (a consumed front reclaimed: each destination line was read \
+         as source a moment before; from 32 MiB past every reference CPU's NT threshold; GB/s \
+         moved):\n",
+    );
     out.push_str(&print(&c, true));
     out.push_str(&format!(
         "   cold, far: by {} (past the last-level cache, one mapping; GB/s moved):\n",
@@ -231,6 +266,15 @@ pub fn section(s: &mut Session) {
     out.push_str(&print(&f, true));
     out.push('\n');
     s.print(&out);
+    register(&mut s.findings, &h, |n| {
+        format!("{} hot, by {}", size(n), size(n / 3 + 1))
+    });
+    register(&mut s.findings, &c, |n| {
+        format!("{} cold, by 4 KiB", size(n))
+    });
+    register(&mut s.findings, &f, |n| {
+        format!("{} cold, far: by {}", size(n), size(dist))
+    });
 }
 
 #[cfg(test)]
@@ -248,5 +292,16 @@ mod tests {
         assert!(text.contains("memmove down ns"), "{text}");
         assert!(text.contains("Auto up"), "{text}");
         assert!(text.contains("100 B"), "{text}");
+        let mut f = Findings::default();
+        register(&mut f, &t, |n| format!("{n} hot"));
+        // Per size and direction: three modes against memmove, Auto against the better mode.
+        assert_eq!(f.all().len(), 2 * 2 * 4);
+        assert!(f.all().iter().any(|x| x.shape == "100 hot, up"
+            && x.op == "move Auto"
+            && x.baseline == "the better mode"));
+        assert!(f
+            .all()
+            .iter()
+            .all(|x| x.target == (x.op != "move NonTemporal")));
     }
 }
