@@ -189,7 +189,8 @@ pub fn section(findings: &Findings) -> String {
         ));
         return s;
     }
-    // One paragraph per section, operation and baseline, its shapes in the order measured.
+    // One group per section, operation and baseline, in section order, its shapes in the order
+    // measured: first a line each (how many, the lowest), then every shape with its figure.
     let mut groups: Vec<(String, Vec<&Finding>)> = Vec::new();
     for f in &slower {
         let head = format!("{} {} against {}", f.section, f.op, f.baseline);
@@ -198,6 +199,27 @@ pub fn section(findings: &Findings) -> String {
             None => groups.push((head, vec![f])),
         }
     }
+    groups.sort_by(|a, b| a.1[0].section.cmp(&b.1[0].section));
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(head, fs)| {
+            let low = fs
+                .iter()
+                .min_by(|a, b| a.ratio.median.total_cmp(&b.ratio.median))
+                .expect("a group has a finding");
+            vec![
+                head.clone(),
+                fs.len().to_string(),
+                format!("{} at {}", ratio(&low.ratio), low.shape),
+            ]
+        })
+        .collect();
+    let header = ["cachecopy against its baseline", "shapes", "lowest"].map(String::from);
+    s.push_str(&text::left_grid(&header, &rows, 1));
+    s.push_str(&format!(
+        "   {} of {held} figures below {SLOWER:.2}x; every one:\n",
+        slower.len()
+    ));
     for (head, fs) in &groups {
         s.push_str(&format!("   {head} ({}):\n", fs.len()));
         let items: Vec<String> = fs
@@ -209,10 +231,7 @@ pub fn section(findings: &Findings) -> String {
             .collect();
         s.push_str(&wrap(&items, "      ", 100));
     }
-    s.push_str(&format!(
-        "   {} of {held} figures below {SLOWER:.2}x\n\n",
-        slower.len()
-    ));
+    s.push('\n');
     s
 }
 
@@ -443,7 +462,13 @@ mod tests {
             t.contains("9 move Auto against the better mode (1):\n      48 MiB cold, by 4 KiB, down 0.70x (Temporal)\n"),
             "{t}"
         );
-        assert!(t.contains("3 of 4 figures below 0.97x"), "{t}");
+        assert!(t.contains("3 of 4 figures below 0.97x; every one:"), "{t}");
+        // The summary: a line per group, in section order, with the lowest figure.
+        let summary = t
+            .find("   8a copy Temporal against memcpy  ")
+            .expect("summary line");
+        assert!(summary < t.find("   9 move Auto against").unwrap(), "{t}");
+        assert!(t.contains("0.80x at 128 B hot +5"), "{t}");
     }
 
     #[test]

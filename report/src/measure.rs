@@ -123,19 +123,11 @@ pub fn opaque(mut x: usize) -> usize {
 }
 
 /// `p`, opaque as [`opaque`] makes a length: the compiler cannot tell it from any other pointer,
-/// so a loop of calls cannot be merged or hoisted, and it stays in a register.
+/// so a loop of calls cannot be merged or hoisted, and it stays in a register. Its provenance is
+/// kept (only the address goes through [`opaque`]).
 #[inline(always)]
-pub fn opaque_ptr<T>(mut p: *mut T) -> *mut T {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: an empty instruction sequence that only claims to change a register.
-    unsafe {
-        std::arch::asm!("/* {0} */", inout(reg) p, options(nomem, nostack, preserves_flags));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        p = black_box(p);
-    }
-    p
+pub fn opaque_ptr<T>(p: *mut T) -> *mut T {
+    p.with_addr(opaque(p.addr()))
 }
 
 /// `m`, unknown to the compiler at every call: the mode as a run-time value (a per-socket

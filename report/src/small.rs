@@ -194,22 +194,22 @@ fn each(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slice {
     /// `dst.copy_from_slice(&src)`: glibc `memcpy`.
-    CopyFromSlice,
+    StdCopy,
     Copy(Mode, Form),
     /// `dst.fill(b)`: glibc `memset`.
-    FillSlice,
+    StdFill,
     Fill(Mode, Form),
     /// `dst.fill(0)`: glibc `memset`.
-    ZeroSlice,
+    StdZero,
     Zero(Mode, Form),
 }
 
 impl Slice {
     fn name(self) -> String {
         match self {
-            Slice::CopyFromSlice => "copy_from_slice".into(),
-            Slice::FillSlice => "fill".into(),
-            Slice::ZeroSlice => "fill(0)".into(),
+            Slice::StdCopy => "copy_from_slice".into(),
+            Slice::StdFill => "fill".into(),
+            Slice::StdZero => "fill(0)".into(),
             Slice::Copy(m, f) => op_name("copy", m, f),
             Slice::Fill(m, f) => op_name("fill", m, f),
             Slice::Zero(m, f) => op_name("zero", m, f),
@@ -230,7 +230,7 @@ impl Slice {
         let s = unsafe { std::slice::from_raw_parts(src, len) };
         let b = || opaque(0x5a) as u8;
         match self {
-            Slice::CopyFromSlice => repeat(n, || d().copy_from_slice(s)),
+            Slice::StdCopy => repeat(n, || d().copy_from_slice(s)),
             Slice::Copy(Temporal, Const) => repeat(n, || cachecopy::copy(d(), s, Temporal)),
             Slice::Copy(Auto, Const) => repeat(n, || cachecopy::copy(d(), s, Auto)),
             Slice::Copy(Temporal, Run) => {
@@ -238,7 +238,7 @@ impl Slice {
             }
             Slice::Copy(Auto, Run) => repeat(n, || cachecopy::copy(d(), s, opaque_mode(Auto))),
             Slice::Copy(m, _) => repeat(n, || cachecopy::copy(d(), s, opaque_mode(m))),
-            Slice::FillSlice => repeat(n, || d().fill(b())),
+            Slice::StdFill => repeat(n, || d().fill(b())),
             Slice::Fill(Temporal, Const) => repeat(n, || cachecopy::fill(d(), b(), Temporal)),
             Slice::Fill(Auto, Const) => repeat(n, || cachecopy::fill(d(), b(), Auto)),
             Slice::Fill(Temporal, Run) => {
@@ -246,7 +246,7 @@ impl Slice {
             }
             Slice::Fill(Auto, Run) => repeat(n, || cachecopy::fill(d(), b(), opaque_mode(Auto))),
             Slice::Fill(m, _) => repeat(n, || cachecopy::fill(d(), b(), opaque_mode(m))),
-            Slice::ZeroSlice => repeat(n, || d().fill(0)),
+            Slice::StdZero => repeat(n, || d().fill(0)),
             Slice::Zero(Temporal, Const) => repeat(n, || cachecopy::zero(d(), Temporal)),
             Slice::Zero(Auto, Const) => repeat(n, || cachecopy::zero(d(), Auto)),
             Slice::Zero(Temporal, Run) => repeat(n, || cachecopy::zero(d(), opaque_mode(Temporal))),
@@ -587,9 +587,9 @@ pub fn section(s: &mut Session) {
         (Mode::Auto, Form::Run),
     ];
     let slices: Vec<Grid> = [
-        (Slice::CopyFromSlice, Slice::Copy as fn(Mode, Form) -> Slice),
-        (Slice::FillSlice, Slice::Fill),
-        (Slice::ZeroSlice, Slice::Zero),
+        (Slice::StdCopy, Slice::Copy as fn(Mode, Form) -> Slice),
+        (Slice::StdFill, Slice::Fill),
+        (Slice::StdZero, Slice::Zero),
     ]
     .into_iter()
     .map(|(base, ours)| {
@@ -773,17 +773,17 @@ mod tests {
     #[test]
     fn every_slice_call_does_its_job_and_nothing_else() {
         let src: Vec<u8> = (0..100u8).collect();
-        let mut all = vec![Slice::CopyFromSlice, Slice::FillSlice, Slice::ZeroSlice];
+        let mut all = vec![Slice::StdCopy, Slice::StdFill, Slice::StdZero];
         for (m, f) in VARIANTS {
             all.extend([Slice::Copy(m, f), Slice::Fill(m, f), Slice::Zero(m, f)]);
         }
         for call in all {
-            let mut d = vec![0xeeu8; 102];
+            let mut d = [0xeeu8; 102];
             call.time(d[1..].as_mut_ptr(), src.as_ptr(), 100, 3);
             let want: Vec<u8> = match call {
-                Slice::CopyFromSlice | Slice::Copy(..) => src.clone(),
-                Slice::FillSlice | Slice::Fill(..) => vec![0x5a; 100],
-                Slice::ZeroSlice | Slice::Zero(..) => vec![0; 100],
+                Slice::StdCopy | Slice::Copy(..) => src.clone(),
+                Slice::StdFill | Slice::Fill(..) => vec![0x5a; 100],
+                Slice::StdZero | Slice::Zero(..) => vec![0; 100],
             };
             assert_eq!(d[1..101], want[..], "{call:?}");
             assert_eq!((d[0], d[101]), (0xee, 0xee), "{call:?}");

@@ -1,5 +1,6 @@
 //! `cachecopy report` end to end: a tiny run writes JSON with every section and positive
-//! figures, and bad flags exit with status 2.
+//! figures, the findings of every section with a baseline and the closing section's list;
+//! `compare` of a run with itself finds nothing moved; bad flags exit with status 2.
 
 use std::process::Command;
 
@@ -38,11 +39,31 @@ fn report_writes_every_section() {
         "6. Fill bandwidth",
         "7. Frames",
         "8. Small calls",
+        "8a. copy_raw vs glibc memcpy",
+        "8b. fill_raw vs glibc memset",
+        "8c. Auto against Temporal",
+        "8d. net::csum_partial",
+        "8e. Safe slice calls in a loop",
+        "9. Moves",
+        "cold, near: by one page",
+        "cold, far: by",
+        "10. Where cachecopy is slower here",
     ] {
         assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
     }
     let text = std::fs::read_to_string(&json).expect("JSON written");
     let svg_text = std::fs::read_to_string(&svg).expect("SVG written");
+    // A run compared with itself: every figure matched, none moved.
+    let cmp = bin()
+        .arg("compare")
+        .arg(&json)
+        .arg(&json)
+        .output()
+        .expect("run cachecopy compare");
+    let cmp_out = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{cmp_out}");
+    assert!(cmp_out.contains("lower in B (0)"), "{cmp_out}");
+    assert!(cmp_out.contains("0 of "), "{cmp_out}");
     std::fs::remove_file(&json).ok();
     std::fs::remove_file(&svg).ok();
     assert!(svg_text.starts_with("<svg"));
@@ -98,6 +119,40 @@ fn report_writes_every_section() {
         }
         positive(&c["builtin"], key);
     }
+
+    // Every section with a baseline registered its figures; the closing list is theirs.
+    let findings = v["findings"].as_array().unwrap();
+    let sections: std::collections::HashSet<&str> = findings
+        .iter()
+        .map(|f| f["section"].as_str().unwrap())
+        .collect();
+    for s in ["2", "6", "7", "7b", "8a", "8b", "8c", "8d", "8e", "9"] {
+        assert!(sections.contains(s), "no findings of section {s}");
+    }
+    for f in findings {
+        positive(&f["ratio"]["median"], "findings");
+        for key in ["op", "baseline", "shape"] {
+            assert!(!f[key].as_str().unwrap().is_empty(), "{f}");
+        }
+        assert!(f["target"].is_boolean(), "{f}");
+    }
+    for op in [
+        "copy Auto (run-time mode)",
+        "fill Auto",
+        "zero Auto (run-time mode)",
+        "move Auto",
+        "csum_partial",
+    ] {
+        assert!(findings.iter().any(|f| f["op"] == op), "no finding of {op}");
+    }
+    assert!(findings
+        .iter()
+        .any(|f| f["baseline"] == "the better mode" && f["note"].is_string()));
+    for f in v["slower_here"].as_array().unwrap() {
+        assert!(f["ratio"]["median"].as_f64().unwrap() < 0.97, "{f}");
+        assert_eq!(f["target"], true, "{f}");
+        assert!(findings.contains(f), "{f}");
+    }
 }
 
 #[test]
@@ -106,11 +161,22 @@ fn help_and_bad_flags() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--json FILE"));
 
-    for args in [&["--bogus"][..], &["--iterations", "0"], &["frobnicate"]] {
+    for args in [
+        &["--bogus"][..],
+        &["--iterations", "0"],
+        &["frobnicate"],
+        &["compare", "a.json"],
+    ] {
         let out = bin().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("cachecopy: "), "{args:?}: {err}");
         assert!(err.contains("Usage"), "{err}");
     }
+    let out = bin()
+        .args(["compare", "/nonexistent/a.json", "/nonexistent/b.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/a.json"));
 }
