@@ -210,12 +210,13 @@ pub fn section(findings: &Findings) -> String {
             vec![
                 head.clone(),
                 fs.len().to_string(),
-                format!("{} at {}", ratio(&low.ratio), low.shape),
+                ratio(&low.ratio),
+                low.shape.clone(),
             ]
         })
         .collect();
-    let header = ["cachecopy against its baseline", "shapes", "lowest"].map(String::from);
-    s.push_str(&text::left_grid(&header, &rows, 1));
+    let header = ["cachecopy against its baseline", "shapes", "lowest", "at"].map(String::from);
+    s.push_str(&text::aligned_grid(&header, &rows, |i| i == 0 || i == 3));
     s.push_str(&format!(
         "   {} of {held} figures below {SLOWER:.2}x; every one:\n",
         slower.len()
@@ -468,7 +469,7 @@ mod tests {
             .find("   8a copy Temporal against memcpy  ")
             .expect("summary line");
         assert!(summary < t.find("   9 move Auto against").unwrap(), "{t}");
-        assert!(t.contains("0.80x at 128 B hot +5"), "{t}");
+        assert!(t.contains("0.80x  128 B hot +5\n"), "{t}");
     }
 
     #[test]

@@ -103,6 +103,15 @@ pub fn grid(header: &[String], rows: &[Vec<String>]) -> String {
 
 /// [`grid`] with the first `left` columns left-aligned (names), the rest right-aligned (figures).
 pub fn left_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
+    aligned_grid(header, rows, |i| i < left)
+}
+
+/// [`grid`] with the columns `left` says left-aligned, the rest right-aligned.
+pub fn aligned_grid(
+    header: &[String],
+    rows: &[Vec<String>],
+    left: impl Fn(usize) -> bool,
+) -> String {
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -116,7 +125,7 @@ pub fn left_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String
             if i == 0 {
                 l.push_str(c);
                 l.push_str(&pad);
-            } else if i < left {
+            } else if left(i) {
                 l.push_str("  ");
                 l.push_str(c);
                 l.push_str(&pad);
@@ -125,6 +134,10 @@ pub fn left_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String
                 l.push_str(&pad);
                 l.push_str(c);
             }
+        }
+        // A left-aligned last column would end the line in its padding.
+        if cells.len() > 1 && left(cells.len() - 1) {
+            l.truncate(l.trim_end().len());
         }
         l.push('\n');
         l
