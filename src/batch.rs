@@ -16,10 +16,9 @@ use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenc
 use crate::backend::Kernels;
 use crate::copy::len_mismatch;
 use crate::cpu::engine::Engine;
-use crate::dispatch::Unsupported;
+use crate::dispatch::{copy_below, fill_below, Unsupported};
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
-use crate::thresholds::{fill_nt_threshold, nt_threshold};
 use crate::{dispatch, kernel, net};
 
 /// The handle of one batch: every operation stores without a fence; [`batch`] fences once at
@@ -139,7 +138,7 @@ where
 {
     // The strongest store kind any operation of the batch may use: the one a call of every
     // length resolves to.
-    let fence = mode.resolve(usize::MAX, || 0);
+    let fence = mode.strongest();
     let b = Batch {
         k,
         mode,
@@ -190,7 +189,7 @@ impl<'scope> Batch<'scope, '_> {
         if dst.len() != src.len() {
             len_mismatch("Batch::copy", dst.len(), src.len());
         }
-        let store = self.mode.resolve(src.len(), nt_threshold);
+        let store = self.mode.resolve(src.len(), copy_below());
         // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
         // on this thread before `dst` is released.
         unsafe { copy_unfenced_on(self.k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store) };
@@ -206,7 +205,7 @@ impl<'scope> Batch<'scope, '_> {
             unsafe { kernel::fill_inline(dst.as_mut_ptr(), byte, len) };
             return;
         }
-        let store = self.mode.resolve(len, fill_nt_threshold);
+        let store = self.mode.resolve(len, fill_below());
         // SAFETY: a live slice; the batch fences before `dst` is released.
         unsafe { fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
         self.owe(store);
@@ -230,7 +229,7 @@ impl<'scope> Batch<'scope, '_> {
             len_mismatch("Batch::csum_and_copy", dst.len(), src.len());
         }
         let (k, len) = (self.k, src.len());
-        let store = self.mode.resolve(len, nt_threshold);
+        let store = self.mode.resolve(len, copy_below());
         // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
         let sum = unsafe { csum_copy_unfenced_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) };
         self.owe(store);

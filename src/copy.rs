@@ -14,11 +14,10 @@
 use crate::backend::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
 use crate::backend::Kernels;
 use crate::cpu::engine::{Backend, Engine};
-use crate::cpu::{self, FlushOp};
-use crate::dispatch::{self, Unsupportable, Unsupported};
+use crate::cpu::FlushOp;
+use crate::dispatch::{self, copy_below, fill_below, Unsupportable, Unsupported};
 use crate::kernel;
 use crate::mode::Mode;
-use crate::thresholds::{fill_nt_threshold, nt_threshold};
 
 #[cold]
 #[track_caller]
@@ -37,7 +36,7 @@ pub(crate) fn len_mismatch(what: &str, dst: usize, src: usize) -> ! {
 /// cachecopy::copy(&mut dst, b"hello", cachecopy::Mode::Auto);
 /// assert_eq!(&dst, b"hello");
 /// ```
-#[inline]
+#[inline(always)]
 #[track_caller]
 pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
     if dst.len() != src.len() {
@@ -57,7 +56,7 @@ pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
 /// - when `len == 0` nothing is accessed and any pointers, even null or dangling, are allowed.
 ///
 /// Alignment is never required.
-#[inline]
+#[inline(always)]
 pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
@@ -70,15 +69,16 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 }
 
 /// [`copy_raw`] past the inline classes. Every call that stores temporally at this length
-/// (`Temporal`; any mode but `FlushCache` below `STREAM_MIN`; `Auto` below its threshold, read
-/// from its atomic, which detection publishes before the table) calls the table's temporal
-/// entry from the call site, as a call through the PLT reaches glibc's `memcpy`; the rest, and
-/// the first call, go on to [`copy_table`]. Inlined: an out-of-line step in between (one load
-/// of the table and a tail jump) cost a call and a return per copy, and `Auto` from
-/// `STREAM_MIN` paid the mode's full resolution out of line (docs/small-calls.md, "The way into
-/// the table"). The entry is `extern "C"`, so it cannot unwind and the caller needs no landing
-/// pad around it (with one, a caller holding a `Vec` saved four more registers). Nothing here
-/// panics on valid input.
+/// (`Temporal`; any mode below its published bound, `dispatch::copy_below`, which detection
+/// publishes before the table: `NonTemporal` and `Auto` below `STREAM_MIN`, `Auto` below its
+/// threshold) calls the table's temporal entry from the call site, as a call through the PLT
+/// reaches glibc's `memcpy`; the rest, and the first call, go on to [`copy_table`]. The mode
+/// costs one load and one compare whether it is a constant or a value read at run time (no
+/// match on it), and nothing for a constant `Temporal`. Inlined: an out-of-line step in between
+/// (one load of the table and a tail jump) cost a call and a return per copy
+/// (docs/small-calls.md, "The way into the table"). The entry is `extern "C"`, so it cannot
+/// unwind and the caller needs no landing pad around it (with one, a caller holding a `Vec`
+/// saved four more registers). Nothing here panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.
@@ -86,13 +86,9 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
-        if mode != Mode::FlushCache {
-            if let Some(k) = dispatch::detected() {
-                if mode.resolves_temporal(len, || {
-                    cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed)
-                }) {
-                    return (k.copy_temporal)(dst, src, len);
-                }
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, copy_below()) {
+                return (k.copy_temporal)(dst, src, len);
             }
         }
         copy_table(dst, src, len, mode)
@@ -112,7 +108,7 @@ unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: 
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
     // memory in any kernel (every move lies inside `0..len`).
-    unsafe { copy_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+    unsafe { copy_on(k, dst, src, len, mode.resolve(len, copy_below())) }
 }
 
 /// Copies with exactly `backend`, whatever dispatch picked (for tests, benchmarks and
@@ -163,7 +159,7 @@ fn copy_checked(
             dst.as_mut_ptr(),
             src.as_ptr(),
             src.len(),
-            mode.resolve(src.len(), nt_threshold),
+            mode.resolve(src.len(), copy_below()),
         )
     };
     Ok(())
@@ -232,14 +228,14 @@ pub fn copy_with_flush(
 }
 
 /// Sets every byte of `dst` to `byte` with the cache policy `mode` (for `Auto`, against
-/// [`fill_nt_threshold`]).
+/// [`fill_nt_threshold`](crate::fill_nt_threshold)).
 ///
 /// ```
 /// let mut page = vec![1u8; 4096];
 /// cachecopy::fill(&mut page, 0xa5, cachecopy::Mode::NonTemporal);
 /// assert!(page.iter().all(|&b| b == 0xa5));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn fill(dst: &mut [u8], byte: u8, mode: Mode) {
     // SAFETY: a live slice.
     unsafe { fill_raw(dst.as_mut_ptr(), byte, dst.len(), mode) }
@@ -252,7 +248,7 @@ pub fn fill(dst: &mut [u8], byte: u8, mode: Mode) {
 /// cachecopy::zero(&mut block, cachecopy::Mode::Auto);
 /// assert!(block.iter().all(|&b| b == 0));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn zero(dst: &mut [u8], mode: Mode) {
     fill(dst, 0, mode)
 }
@@ -263,7 +259,7 @@ pub fn zero(dst: &mut [u8], mode: Mode) {
 /// - `dst` must be valid for writes of `len` bytes within one allocated object;
 /// - no other thread may access the range during the call;
 /// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
-#[inline]
+#[inline(always)]
 pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract. Every mode but FlushCache stores this few bytes with
@@ -275,7 +271,8 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     unsafe { fill_via_table(dst, byte, len, mode) }
 }
 
-/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the fill threshold).
+/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the fill bounds,
+/// `dispatch::fill_below`).
 ///
 /// # Safety
 /// `fill_raw`'s contract.
@@ -283,13 +280,9 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
-        if mode != Mode::FlushCache {
-            if let Some(k) = dispatch::detected() {
-                if mode.resolves_temporal(len, || {
-                    cpu::tune::FILL_NT.load(core::sync::atomic::Ordering::Relaxed)
-                }) {
-                    return (k.fill_temporal)(dst, byte, len);
-                }
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, fill_below()) {
+                return (k.fill_temporal)(dst, byte, len);
             }
         }
         fill_table(dst, byte, len, mode)
@@ -305,7 +298,7 @@ unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
-    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
+    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_below())) }
 }
 
 /// Fills with exactly `backend`.
@@ -333,7 +326,7 @@ fn fill_checked(k: &'static Kernels, dst: &mut [u8], byte: u8, mode: Mode) {
             dst.as_mut_ptr(),
             byte,
             dst.len(),
-            mode.resolve(dst.len(), fill_nt_threshold),
+            mode.resolve(dst.len(), fill_below()),
         )
     };
 }
@@ -404,16 +397,35 @@ pub fn fill_with_flush(
 /// cachecopy::fence();
 /// assert_eq!(dst, src);
 /// ```
-#[inline]
+#[inline(always)]
 pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract; ordinary stores owe no fence.
         unsafe { kernel::small::copy(dst, src, len) };
         return;
     }
+    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // fence, and the caller fences the rest (see above).
+    unsafe {
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, copy_below()) {
+                return (k.copy_temporal)(dst, src, len);
+            }
+        }
+        copy_unfenced_table(dst, src, len, mode)
+    }
+}
+
+/// [`copy_raw_unfenced`] past the inline classes in any store kind, as [`copy_table`].
+///
+/// # Safety
+/// `copy_raw_unfenced`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn copy_unfenced_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
-    // SAFETY: forwarded contract; the caller fences (see above).
-    unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+    // SAFETY: forwarded contract; the caller fences.
+    unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, copy_below())) }
 }
 
 /// [`fill_raw`] without the closing fence; see [`copy_raw_unfenced`] for what the caller must
@@ -421,16 +433,35 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 ///
 /// # Safety
 /// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
-#[inline]
+#[inline(always)]
 pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     if len <= kernel::small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract; ordinary stores owe no fence.
         unsafe { kernel::small::fill(dst, byte, len) };
         return;
     }
+    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // fence, and the caller fences the rest.
+    unsafe {
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, fill_below()) {
+                return (k.fill_temporal)(dst, byte, len);
+            }
+        }
+        fill_unfenced_table(dst, byte, len, mode)
+    }
+}
+
+/// [`fill_raw_unfenced`] past the inline classes in any store kind, as [`copy_table`].
+///
+/// # Safety
+/// `fill_raw_unfenced`'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn fill_unfenced_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the caller fences.
-    unsafe { fill_unfenced_on(k, dst, byte, len, mode.resolve(len, fill_nt_threshold)) }
+    unsafe { fill_unfenced_on(k, dst, byte, len, mode.resolve(len, fill_below())) }
 }
 
 /// Completes every streaming store and cache write-back this thread has issued: after it, the

@@ -1,6 +1,6 @@
 //! Run-time dispatch: detect once, lock-free, then one indirect call per copy.
 //!
-//! `ACTIVE` starts null; the first call (from any number of racing threads) detects the CPU,
+//! The active table starts null; the first call (from any number of racing threads) detects the CPU,
 //! publishes the chosen backend's table with a release store and returns it. Every racer computes
 //! the same answer, so a lost race only repeats detection. Later calls are one acquire load (a
 //! plain `mov` on x86_64), a predicted branch and the indirect call. A table rather than a
@@ -16,8 +16,9 @@ use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
 use crate::calibrate::Calibration;
 use crate::cpu::engine::{self, Engine};
 use crate::cpu::rules;
-use crate::cpu::tune::{Runs, Tuning};
+use crate::cpu::tune::{self, Runs, Tuning};
 use crate::cpu::{Cpu, FlushOp};
+use crate::kernel::STREAM_MIN;
 
 impl Backend {
     /// The backend of the active engine's streaming job ([`Engine::stream`]); see
@@ -198,7 +199,98 @@ impl fmt::Display for Unsupported {
 
 impl core::error::Error for Unsupported {}
 
-static ACTIVE: AtomicPtr<Kernels> = AtomicPtr::new(ptr::null_mut());
+/// What every call reads: the active table, and below how many bytes each mode stores
+/// temporally (copies and moves, fills). One static, so that an entry point inlined at a call
+/// site in another crate reaches the table and a bound from one address (one GOT entry: the
+/// bound is then one compare with a memory operand beside the table's load).
+struct Published {
+    /// The active backend's table; null until detection has published it.
+    table: AtomicPtr<Kernels>,
+    /// See [`copy_below`].
+    copy: Bounds,
+    /// See [`fill_below`].
+    fill: Bounds,
+}
+
+static PUBLISHED: Published = Published {
+    table: AtomicPtr::new(ptr::null_mut()),
+    copy: bounds(),
+    fill: bounds(),
+};
+
+/// Below how many bytes each mode stores temporally, for copies (and moves): the one published
+/// resolution of a mode, indexed by the mode's discriminant ([`index`]; `crate::mode` checks the
+/// order at compile time). A call resolves any mode, a run-time value included, with one load
+/// and one compare and no match on the mode (`Mode::stores_temporally`; a constant `Temporal`
+/// loads nothing):
+/// - `Temporal`: `usize::MAX`, never streams (no length reaches it);
+/// - `NonTemporal`: `STREAM_MIN`, below which a streamed store and its fence cost more than the
+///   whole call;
+/// - `FlushCache`: 0, never temporal (its kernels write every line back);
+/// - `Auto`: `max(STREAM_MIN, nt_threshold())`, kept in step with the threshold by every writer
+///   of it (the setters, detection and `Calibration::apply`, each through [`refresh_bounds`]).
+#[inline(always)]
+pub(crate) fn copy_below() -> &'static Bounds {
+    &PUBLISHED.copy
+}
+
+/// [`copy_below`] for fills: `Auto` at `max(STREAM_MIN, fill_nt_threshold())`.
+#[inline(always)]
+pub(crate) fn fill_below() -> &'static Bounds {
+    &PUBLISHED.fill
+}
+
+/// One bound per mode (see [`copy_below`]).
+pub(crate) type Bounds = [AtomicUsize; 4];
+/// The index of each mode's bound in [`Bounds`].
+pub(crate) mod index {
+    /// `Mode::Temporal`'s.
+    pub(crate) const TEMPORAL: usize = 0;
+    /// `Mode::NonTemporal`'s.
+    pub(crate) const NONTEMPORAL: usize = 1;
+    /// `Mode::FlushCache`'s.
+    pub(crate) const FLUSH_CACHE: usize = 2;
+    /// `Mode::Auto`'s.
+    pub(crate) const AUTO: usize = 3;
+}
+
+/// The bounds before detection: `Auto` never streams (as an unset threshold); detection sets
+/// it before it publishes the table, and nothing resolves a mode before that.
+const fn bounds() -> Bounds {
+    let mut b = [const { AtomicUsize::new(usize::MAX) }; 4];
+    b[index::NONTEMPORAL] = AtomicUsize::new(STREAM_MIN);
+    b[index::FLUSH_CACHE] = AtomicUsize::new(0);
+    b
+}
+
+/// Sets the `Auto` bounds from the published thresholds (`tune::COPY_NT`, `tune::FILL_NT`)
+/// after any writer changed them: the setters, detection and `Calibration::apply` call it
+/// after their (sequentially consistent) stores. Writers may race: each re-reads its threshold
+/// after storing the bound and goes round again when another writer changed it meanwhile, so
+/// once the writers are done every bound is its threshold's. Every value a bound ever holds is
+/// `max(STREAM_MIN, t)` for a threshold `t` some writer set, a valid setting, so a call that
+/// reads it mid-race runs with the old or the new one. No allocation, no lock.
+pub(crate) fn refresh_bounds() {
+    for (threshold, below) in [
+        (&tune::COPY_NT, copy_below()),
+        (&tune::FILL_NT, fill_below()),
+    ] {
+        loop {
+            let t = threshold.load(Ordering::SeqCst);
+            below[index::AUTO].store(t.max(STREAM_MIN), Ordering::SeqCst);
+            if threshold.load(Ordering::SeqCst) == t {
+                break;
+            }
+        }
+    }
+}
+
+/// Held by the unit tests that set the process-wide thresholds, one at a time (the other tests
+/// of the binary copy right whatever the thresholds are, and assert no store kind that a
+/// threshold decides).
+#[cfg(all(test, feature = "std"))]
+pub(crate) static TEST_THRESHOLDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 static SUPPORTED: AtomicUsize = AtomicUsize::new(1);
 static FLUSH: AtomicU8 = AtomicU8::new(0);
 static FLUSH_SUPPORTED: AtomicU8 = AtomicU8::new(0);
@@ -206,7 +298,7 @@ static FLUSH_SUPPORTED: AtomicU8 = AtomicU8::new(0);
 /// The active backend's table, detecting on first use.
 #[inline(always)]
 pub(crate) fn active() -> &'static Kernels {
-    let p = ACTIVE.load(Ordering::Acquire);
+    let p = PUBLISHED.table.load(Ordering::Acquire);
     if p.is_null() {
         init()
     } else {
@@ -220,7 +312,7 @@ pub(crate) fn active() -> &'static Kernels {
 #[inline(always)]
 pub(crate) fn detected() -> Option<&'static Kernels> {
     // SAFETY: only ever set to a `&'static Kernels` (or left null).
-    unsafe { ACTIVE.load(Ordering::Acquire).as_ref() }
+    unsafe { PUBLISHED.table.load(Ordering::Acquire).as_ref() }
 }
 
 /// The flush instruction flush-cache copies use.
@@ -274,10 +366,13 @@ static CALIBRATED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBo
 fn publish(t: &Tuning, first: bool) -> &'static Kernels {
     FLUSH.store(t.flush.index(), Ordering::Relaxed);
     t.store_thresholds(first);
+    refresh_bounds();
     let n = SUPPORTED.load(Ordering::Relaxed);
     // Both backends are runnable (checked as each field was read), so the table exists.
     let chosen = backend::composed(t.engine).unwrap_or(BACKENDS[n - 1]);
-    ACTIVE.store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
+    PUBLISHED
+        .table
+        .store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
     chosen
 }
 

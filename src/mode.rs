@@ -7,10 +7,10 @@
 
 use core::fmt;
 use core::str::FromStr;
+use core::sync::atomic::Ordering;
 
 pub(crate) use crate::backend::store::Store;
-use crate::dispatch;
-use crate::kernel::STREAM_MIN;
+use crate::dispatch::{self, copy_below, index, Bounds};
 
 /// The cache policy of one copy or fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -28,6 +28,14 @@ pub enum Mode {
     /// [`fill_nt_threshold`](crate::fill_nt_threshold) (fills) bytes up, `Temporal` below.
     Auto,
 }
+
+// `stores_temporally` indexes the bounds by the discriminant.
+const _: () = assert!(
+    Mode::Temporal as usize == index::TEMPORAL
+        && Mode::NonTemporal as usize == index::NONTEMPORAL
+        && Mode::FlushCache as usize == index::FLUSH_CACHE
+        && Mode::Auto as usize == index::AUTO
+);
 
 impl Mode {
     /// Every mode, in declaration order.
@@ -53,43 +61,56 @@ impl Mode {
         }
     }
 
-    /// The store kind of one call moving `len` bytes in total, with `threshold` the `Auto`
-    /// threshold of the operation (copy or fill). Below [`STREAM_MIN`] every mode but
-    /// `FlushCache` stores temporally: a streamed store plus its fence costs more than the
-    /// whole short copy, and a cursor call must not stream its pieces when the call is short.
+    /// The store kind of one call moving `len` bytes in total, against `below`, the operation's
+    /// published bounds (`dispatch::copy_below` for copies, `dispatch::fill_below` for fills).
+    /// Below `STREAM_MIN` (1 KiB) every mode but `FlushCache` stores temporally: a streamed store plus
+    /// its fence costs more than the whole short copy, and a cursor call must not stream its
+    /// pieces when the call is short. `Auto` streams from its threshold (never below
+    /// `STREAM_MIN`).
     #[inline(always)]
-    pub(crate) fn resolve(self, len: usize, threshold: fn() -> usize) -> Store {
+    pub(crate) fn resolve(self, len: usize, below: &Bounds) -> Store {
+        if self.stores_temporally(len, below) {
+            Store::Temporal
+        } else {
+            self.streaming()
+        }
+    }
+
+    /// Whether a call of `len` bytes in this mode stores temporally under the bounds `below`:
+    /// one load of the mode's bound and one compare, with no match on the mode, so a mode read
+    /// at run time (a per-socket policy, a C caller's argument) costs what a constant one does.
+    /// A constant `Temporal` loads nothing (`Temporal` first, folded at the call site); a
+    /// constant `NonTemporal`, `FlushCache` or `Auto` loads its one bound.
+    #[inline(always)]
+    pub(crate) fn stores_temporally(self, len: usize, below: &Bounds) -> bool {
+        self == Mode::Temporal || len < below[self as usize].load(Ordering::Relaxed)
+    }
+
+    /// The store kind of this mode where it does not store temporally: `FlushCache`'s
+    /// write-back with dispatch's flush instruction, else streaming.
+    #[inline(always)]
+    pub(crate) fn streaming(self) -> Store {
+        match self {
+            Mode::FlushCache => Store::Flush(dispatch::flush_op()),
+            _ => Store::NonTemporal,
+        }
+    }
+
+    /// The strongest store kind a call of any length in this mode can use: what a batch in
+    /// this mode fences for.
+    #[inline(always)]
+    pub(crate) fn strongest(self) -> Store {
         match self {
             Mode::Temporal => Store::Temporal,
-            Mode::FlushCache => Store::Flush(dispatch::flush_op()),
-            Mode::NonTemporal if len >= STREAM_MIN => Store::NonTemporal,
-            // `len` first: below `STREAM_MIN` the threshold is not even loaded.
-            Mode::Auto if len >= STREAM_MIN && len >= threshold() => Store::NonTemporal,
-            Mode::NonTemporal | Mode::Auto => Store::Temporal,
+            m => m.streaming(),
         }
     }
-}
 
-impl Mode {
-    /// Whether a call of `len` bytes in this mode stores temporally whatever the thresholds
-    /// say: `Temporal`, or any mode but `FlushCache` below [`STREAM_MIN`]. One compare on `len`
-    /// for a mode known at the call site; [`Mode::resolve`] agrees with it.
+    /// The store kind of one move of `len` bytes from `src` to `dst` (the ranges may overlap):
+    /// the copy's, on the length.
     #[inline(always)]
-    pub(crate) fn always_temporal(self, len: usize) -> bool {
-        self == Mode::Temporal || (self != Mode::FlushCache && len < STREAM_MIN)
-    }
-
-    /// Whether [`Mode::resolve`] gives `Store::Temporal` for `len` bytes under the threshold
-    /// `threshold()` (loaded only for `Auto` from [`STREAM_MIN`]), without `FlushCache`'s flush
-    /// op lookup: for a dispatched entry that tail-jumps into the temporal kernel when it can.
-    #[inline(always)]
-    pub(crate) fn resolves_temporal(self, len: usize, threshold: impl FnOnce() -> usize) -> bool {
-        match self {
-            Mode::Temporal => true,
-            Mode::FlushCache => false,
-            Mode::NonTemporal => len < STREAM_MIN,
-            Mode::Auto => len < STREAM_MIN || len < threshold(),
-        }
+    pub(crate) fn resolve_move(self, _dst: *mut u8, _src: *const u8, len: usize) -> Store {
+        self.resolve(len, copy_below())
     }
 }
 
@@ -126,3 +147,6 @@ impl FromStr for Mode {
             .ok_or(UnknownMode)
     }
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests;

@@ -26,10 +26,9 @@ use core::ops::{Bound, RangeBounds};
 
 use crate::backend::Kernels;
 use crate::cpu::engine::Engine;
-use crate::dispatch::{self, Unsupported};
+use crate::dispatch::{self, copy_below, Unsupported};
 use crate::kernel::small;
 use crate::mode::{Mode, Store};
-use crate::thresholds::nt_threshold;
 
 /// # Safety
 /// [`move_raw`]'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
@@ -150,7 +149,7 @@ fn bad_dest(name: &str, dest: usize, count: usize, len: usize) -> ! {
 /// copy_within(&mut log, 4096.., 0, Mode::NonTemporal);
 /// assert_eq!(log[..12 << 10], [7u8; 12 << 10]);
 /// ```
-#[inline]
+#[inline(always)]
 #[track_caller]
 pub fn copy_within(buf: &mut [u8], src: impl RangeBounds<usize>, dest: usize, mode: Mode) {
     let (start, count) = checked_range("copy_within", src, dest, buf.len());
@@ -189,13 +188,8 @@ pub fn copy_within_with_engine(
     let p = buf.as_mut_ptr();
     // SAFETY: as `copy_within`; `k` runs on this CPU.
     unsafe {
-        move_on(
-            k,
-            p.add(dest),
-            p.add(start),
-            count,
-            mode.resolve(count, nt_threshold),
-        )
+        let (d, s) = (p.add(dest), p.add(start));
+        move_on(k, d, s, count, mode.resolve_move(d, s, count))
     };
     Ok(())
 }
@@ -219,7 +213,7 @@ pub fn copy_within_with_engine(
 /// unsafe { cachecopy::move_raw(p.add(2), p, 8, cachecopy::Mode::Auto) };
 /// assert_eq!(&buf, b"0101234567");
 /// ```
-#[inline]
+#[inline(always)]
 pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     if len <= small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
@@ -229,68 +223,45 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe {
-        if mode.always_temporal(len) {
-            move_table_temporal(dst, src, len)
-        } else {
-            move_table(dst, src, len, mode)
-        }
-    }
+    unsafe { move_via_table(dst, src, len, mode) }
 }
 
-/// A `Temporal` [`move_raw`] past the inline classes, as `copy_via_table` is for copies:
-/// the backend's move kernel (`extern "C"`: it cannot unwind, so callers need no landing pad)
-/// called from the call site, with the first call's detection behind [`move_table`] in the
-/// other arm. Nothing here panics on valid input.
+/// [`move_raw`] past the inline classes, as `copy_via_table` is for copies: a move that stores
+/// temporally whatever the distance (`Temporal`, or any mode below its bound:
+/// `dispatch::copy_below`) calls the backend's move kernel (`extern "C"`: it cannot unwind, so
+/// callers need no landing pad) from the call site, with one load and one compare for the mode
+/// (none for a constant `Temporal`); the rest, and the first call, go on to [`move_table`].
+/// Nothing here panics on valid input.
 ///
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(always)]
-unsafe fn move_table_temporal(dst: *mut u8, src: *const u8, len: usize) {
+unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
     unsafe {
-        match dispatch::detected() {
-            Some(k) => (k.moves.temporal)(dst, src, len),
-            None => move_table(dst, src, len, Mode::Temporal),
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, copy_below()) {
+                return (k.moves.temporal)(dst, src, len);
+            }
         }
+        move_table(dst, src, len, mode)
     }
 }
 
-/// [`move_raw`] past the inline classes in a mode that may stream. `Auto` below its threshold
-/// (1 KiB up to `nt_threshold()`, the sizes a compaction or a buffer slide makes most) resolves
-/// here to a tail jump into the temporal move kernel, with the threshold read straight from
-/// its atomic (no detection call, so no frame); everything else, and the first call, goes on to
-/// [`move_table_any`]. `extern "C"` so that it cannot unwind and callers need no landing pad
-/// (`Mode` crosses it between Rust functions of one build only, so its layout is the same on
-/// both sides).
+/// [`move_raw`] past its bound in a mode that may stream (from 1 KiB for `NonTemporal`, from
+/// the threshold for `Auto`, always for `FlushCache`), detecting the CPU on first use:
+/// [`Mode::resolve_move`] decides. `extern "C"` so that it
+/// cannot unwind and callers need no landing pad (`Mode` crosses it between Rust functions of
+/// one build only, so its layout is the same on both sides).
 ///
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if let Some(k) = dispatch::detected() {
-        // Detection published the thresholds before the table.
-        let nt = || crate::cpu::tune::COPY_NT.load(core::sync::atomic::Ordering::Relaxed);
-        if mode.resolves_temporal(len, nt) {
-            // SAFETY: forwarded contract; the detected backend runs on this CPU.
-            return unsafe { (k.moves.temporal)(dst, src, len) };
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe { move_table_any(dst, src, len, mode) }
-}
-
-/// [`move_table`] in every store kind, detecting the CPU on first use.
-///
-/// # Safety
-/// [`move_raw`]'s contract.
-#[inline(never)]
-#[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn move_table_any(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
-    unsafe { move_on(k, dst, src, len, mode.resolve(len, nt_threshold)) }
+    unsafe { move_on(k, dst, src, len, mode.resolve_move(dst, src, len)) }
 }
 
 /// [`move_raw`] without the closing fence, for callers that move many buffers and fence once
@@ -317,19 +288,33 @@ unsafe extern "C" fn move_table_any(dst: *mut u8, src: *const u8, len: usize, mo
 /// cachecopy::fence();
 /// assert_eq!(ring[4096..8192], [9u8; 4096]);
 /// ```
-#[inline]
+#[inline(always)]
 pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     if len <= small::MAX && mode != Mode::FlushCache {
         // SAFETY: forwarded contract; ordinary stores owe no fence.
         unsafe { small::move_(dst, src, len) };
         return;
     }
-    if mode.always_temporal(len) {
-        // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { move_table_temporal(dst, src, len) };
-        return;
+    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // fence, the caller fences the rest.
+    unsafe {
+        if let Some(k) = dispatch::detected() {
+            if mode.stores_temporally(len, copy_below()) {
+                return (k.moves.temporal)(dst, src, len);
+            }
+        }
+        move_unfenced_table(dst, src, len, mode)
     }
+}
+
+/// [`move_raw_unfenced`] past its bound, as [`move_table`].
+///
+/// # Safety
+/// [`move_raw_unfenced`]'s contract.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn move_unfenced_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     let k = dispatch::active();
-    // SAFETY: forwarded contract; the caller fences (see above).
-    unsafe { move_unfenced_on(k, dst, src, len, mode.resolve(len, nt_threshold)) };
+    // SAFETY: forwarded contract; the caller fences (see `move_raw_unfenced`).
+    unsafe { move_unfenced_on(k, dst, src, len, mode.resolve_move(dst, src, len)) };
 }

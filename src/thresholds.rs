@@ -26,7 +26,8 @@ pub fn nt_threshold() -> usize {
 /// `isize::MAX`; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::COPY_NT.store(tune::stored(bytes), Ordering::Relaxed);
+    tune::COPY_NT.store(tune::stored(bytes), Ordering::SeqCst);
+    dispatch::refresh_bounds();
 }
 
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) fills stream: the copy rule (see
@@ -42,7 +43,8 @@ pub fn fill_nt_threshold() -> usize {
 /// never; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_fill_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::FILL_NT.store(tune::stored(bytes), Ordering::Relaxed);
+    tune::FILL_NT.store(tune::stored(bytes), Ordering::SeqCst);
+    dispatch::refresh_bounds();
 }
 
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) fills (and `Auto` fills below

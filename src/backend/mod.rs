@@ -45,7 +45,7 @@ pub(crate) struct Kernels {
 #[derive(Clone, Copy)]
 pub(crate) struct MoveKernels {
     /// Ordinary stores; `extern "C"` (cannot unwind), as `Kernels::copy_temporal`, so that the
-    /// dispatched move past the inline classes (`moves::move_table_temporal`) calls it from the
+    /// dispatched move past the inline classes (`moves::move_via_table`) calls it from the
     /// call site with no landing pad.
     pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
     /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.

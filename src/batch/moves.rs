@@ -7,7 +7,6 @@ use super::Batch;
 use crate::kernel::small;
 use crate::mode::Mode;
 use crate::moves::{checked_range, move_unfenced_on};
-use crate::thresholds::nt_threshold;
 
 impl<'scope> Batch<'scope, '_> {
     /// Moves `buf[src]` to `buf[dest..]`, the ranges may overlap ([`crate::copy_within`]
@@ -40,10 +39,12 @@ impl<'scope> Batch<'scope, '_> {
             unsafe { small::move_(p.add(dest), p.add(start), count) };
             return;
         }
-        let store = self.mode.resolve(count, nt_threshold);
         // SAFETY: both ranges inside the live, exclusively borrowed buffer (checked above); the
         // move allows overlap; `self.k` runs here; the batch fences before `buf` is released.
-        let owed = unsafe { move_unfenced_on(self.k, p.add(dest), p.add(start), count, store) };
+        let owed = unsafe {
+            let (d, s) = (p.add(dest), p.add(start));
+            move_unfenced_on(self.k, d, s, count, self.mode.resolve_move(d, s, count))
+        };
         if owed {
             self.owed.set(true);
         }

@@ -203,6 +203,39 @@ impl Calibration {
         t
     }
 
+    /// A calibration that decided the `Auto` thresholds `copy` and `fill` and nothing else,
+    /// over the record in force, measuring nothing (for tests of what `apply` publishes).
+    #[cfg(test)]
+    pub(crate) fn deciding(copy: Option<usize>, fill: Option<usize>) -> Calibration {
+        let base = crate::dispatch::tuning();
+        let blank = EngineTrial {
+            engine: base.engine,
+            temporal: f64::NAN,
+            stream: f64::NAN,
+            wins: (0, 0),
+            rounds: 0,
+        };
+        Calibration {
+            copy,
+            fill,
+            rep_movsb: None,
+            fill_rep: None,
+            elapsed: Duration::ZERO,
+            copy_sweep: Sweep::new(&[]),
+            fill_sweep: Sweep::new(&[]),
+            rep_movsb_sweep: Sweep::new(&[]),
+            fill_rep_sweep: Sweep::new(&[]),
+            engine: None,
+            engine_check: EngineCheck {
+                rule: base.engine,
+                trials: [blank; MAX_ENGINES],
+                len: 0,
+                outcome: Outcome::NotMeasured,
+            },
+            base,
+        }
+    }
+
     /// The fields of the record it decided (a mask over `tune::FIELDS`).
     pub(crate) fn decided(&self) -> u16 {
         let sizes = [self.copy, self.fill, self.rep_movsb, self.fill_rep];

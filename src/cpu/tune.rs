@@ -10,8 +10,9 @@
 //! `super::rules::rule`. The parser, the line, the report and the calibration's line follow the
 //! table.
 //!
-//! The thresholds are published in relaxed atomics here (the kernels read two of them): every
-//! value is a valid setting, so a copy racing a setter runs with the old or the new one, both
+//! The thresholds are published in atomics here, read relaxed (the kernels read two of them;
+//! dispatch derives each mode's bound from the `Auto` two, `dispatch::copy_below`): every value
+//! is a valid setting, so a copy racing a setter runs with the old or the new one, both
 //! correct. They start `UNSET` and are filled once by dispatch's first call; before that no
 //! kernel runs (a kernel table is only handed out after detection), so a kernel never sees
 //! `UNSET` except as "never" (`usize::MAX`).
@@ -512,11 +513,13 @@ impl Tuning {
     /// setter keeps the setter's value); else over whatever they hold.
     pub(crate) fn store_thresholds(mut self, first: bool) {
         for (cell, v) in CELLS.iter().zip(self.thresholds_mut()) {
+            // Sequentially consistent, as the setters' stores: dispatch's `refresh_bounds`
+            // keeps `Auto`'s bounds in step with them after every writer.
             if first {
                 let _ =
-                    cell.compare_exchange(UNSET, stored(*v), Ordering::Relaxed, Ordering::Relaxed);
+                    cell.compare_exchange(UNSET, stored(*v), Ordering::SeqCst, Ordering::SeqCst);
             } else {
-                cell.store(stored(*v), Ordering::Relaxed);
+                cell.store(stored(*v), Ordering::SeqCst);
             }
         }
     }

@@ -5,11 +5,10 @@ use core::fmt;
 use super::engine::{by_kind, gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
 use crate::backend::Kernels;
-use crate::dispatch;
+use crate::dispatch::{self, copy_below, fill_below};
 use crate::mode::Mode;
 use crate::mode::Store;
 use crate::policy::Select;
-use crate::thresholds::{fill_nt_threshold, nt_threshold};
 
 /// Returned by the `_full` operations when the cursor holds fewer bytes than asked for. The
 /// cursor is where it was and nothing was copied.
@@ -44,7 +43,7 @@ pub(crate) fn copy_from_iter_unfenced<D: Direction>(
 ) -> (usize, Store) {
     let len = dst.len().min(src.count);
     let dst = dst.as_mut_ptr();
-    let store = mode.resolve(len, nt_threshold);
+    let store = mode.resolve(len, copy_below());
     let n = by_kind!(store, |K, op| {
         // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
         // segment; `k` comes from dispatch or a checked backend (runs here).
@@ -78,7 +77,7 @@ pub(crate) fn copy_to_iter_unfenced(
 ) -> (usize, Store) {
     let len = src.len().min(dst.count);
     let s = src.as_ptr();
-    let store = mode.resolve(len, nt_threshold);
+    let store = mode.resolve(len, copy_below());
     let n = by_kind!(store, |K, op| {
         dst.iterate(len, |base, n, done| {
             // SAFETY: `base..base + n` is an exclusive piece of a destination segment (engine),
@@ -115,7 +114,7 @@ pub(crate) fn copy_iter_unfenced(
         dst.advance(len);
         return (len, Store::Temporal);
     }
-    let store = mode.resolve(len, nt_threshold);
+    let store = mode.resolve(len, copy_below());
     let n = by_kind!(store, |K, op| {
         // Each destination piece is one contiguous destination: gather into it, so lines that
         // straddle source segments still stream.
@@ -153,7 +152,7 @@ pub(crate) fn zero_iter_unfenced(
     mode: Mode,
 ) -> (usize, Store) {
     let len = len.min(dst.count);
-    let store = mode.resolve(len, fill_nt_threshold);
+    let store = mode.resolve(len, fill_below());
     let n = by_kind!(store, |K, op| {
         dst.iterate(len, |base, n, _| {
             // SAFETY: an exclusive destination piece.

@@ -10,9 +10,8 @@
 use crate::backend::store::csum_copy_on;
 use crate::backend::Backend;
 use crate::copy::len_mismatch;
-use crate::dispatch::{self, Unsupported};
+use crate::dispatch::{self, copy_below, Unsupported};
 use crate::mode::Mode;
-use crate::thresholds::nt_threshold;
 
 use crate::kernel::sum::{block_add, fold16, header, short, Discard, Plain, SHORT};
 
@@ -155,7 +154,7 @@ pub unsafe fn csum_and_copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: 
             dst,
             src,
             len,
-            mode.resolve(len, nt_threshold),
+            mode.resolve(len, copy_below()),
         )
     }
 }
@@ -186,7 +185,7 @@ pub fn csum_and_copy_with(
             dst.as_mut_ptr(),
             src.as_ptr(),
             len,
-            mode.resolve(len, nt_threshold),
+            mode.resolve(len, copy_below()),
         )
     })
 }

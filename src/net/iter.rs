@@ -5,11 +5,10 @@
 //! as it writes.
 
 use crate::backend::Kernels;
-use crate::dispatch;
+use crate::dispatch::{self, copy_below};
 use crate::iter::{Dest, Source};
 use crate::mode::Mode;
 use crate::policy::Select;
-use crate::thresholds::nt_threshold;
 
 use super::csum::csum_block_add;
 use crate::arch::{self, STREAM_LINE};
@@ -83,7 +82,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     mode: Mode,
 ) -> (usize, u32, Store) {
     let len = cap.min(src.count());
-    let store = mode.resolve(len, nt_threshold);
+    let store = mode.resolve(len, copy_below());
     let mut sum = 0;
     let n = by_kind!(store, |K, op| {
         if K::GATHER {
@@ -201,7 +200,7 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
 ) -> (usize, u32, Store) {
     debug_assert!(head <= cap);
     let len = (cap - head).min(src.count());
-    let store = mode.resolve(head + len, nt_threshold);
+    let store = mode.resolve(head + len, copy_below());
     // Where the line holding the header's last byte ends (counted from `d`), or the frame's end.
     let lead = d as usize % STREAM_LINE;
     let split = ((lead + head).next_multiple_of(STREAM_LINE) - lead).min(head + len);
@@ -298,7 +297,7 @@ pub(crate) fn csum_and_copy_to_iter_unfenced(
     mode: Mode,
 ) -> (usize, u32, Store) {
     let len = src.len().min(dst.count());
-    let store = mode.resolve(len, nt_threshold);
+    let store = mode.resolve(len, copy_below());
     let s = src.as_ptr();
     let (mut sum, mut summed) = (0, 0);
     let n = by_kind!(store, |K, op| {
