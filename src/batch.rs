@@ -99,7 +99,8 @@ pub struct Batch<'scope, 'env: 'scope> {
 /// - `NonTemporal`: every operation streams its whole lines; one store fence at the end.
 /// - `FlushCache`: every operation streams and writes back as it goes; one completion fence at
 ///   the end, after which every destination byte is in memory.
-/// - `Auto`: resolved per operation against its size, as outside a batch.
+/// - `Auto`: resolved per operation against its size (a move also against its distance), as
+///   outside a batch.
 /// - `Temporal`: as outside a batch (nothing to fence).
 ///
 /// See [`Batch`] for an example and for why destinations stay borrowed.

@@ -26,6 +26,10 @@ pub enum Mode {
     FlushCache,
     /// `NonTemporal` from [`nt_threshold`](crate::nt_threshold) (copies) or
     /// [`fill_nt_threshold`](crate::fill_nt_threshold) (fills) bytes up, `Temporal` below.
+    /// A move ([`copy_within`](crate::copy_within), [`move_raw`](crate::move_raw)) streams only
+    /// when its source and destination also lie at least `nt_threshold` bytes apart: nearer, each
+    /// destination line was read as source moments before and is still in cache, where a
+    /// streaming store saves no read and costs an invalidation.
     Auto,
 }
 
@@ -106,11 +110,22 @@ impl Mode {
         }
     }
 
-    /// The store kind of one move of `len` bytes from `src` to `dst` (the ranges may overlap):
-    /// the copy's, on the length.
+    /// The store kind of one move of `len` bytes from `src` to `dst` (the ranges may overlap).
+    /// `Auto` resolves on the shorter of the length and the distance between the two: a
+    /// destination line of a move by `d` bytes was read as source `d` bytes earlier, so it is
+    /// as hot as the destination of a `d`-byte copy, and streaming into it pays an invalidation
+    /// and saves no read until `d` passes the threshold (docs/moves.md, "Auto"). Disjoint
+    /// ranges (distance at least the length) resolve as a copy of `len` bytes. `NonTemporal`
+    /// and `FlushCache` do what the caller asked, at any distance.
     #[inline(always)]
-    pub(crate) fn resolve_move(self, _dst: *mut u8, _src: *const u8, len: usize) -> Store {
-        self.resolve(len, copy_below())
+    pub(crate) fn resolve_move(self, dst: *mut u8, src: *const u8, len: usize) -> Store {
+        let n = if self == Mode::Auto {
+            let (d, s) = (dst as usize, src as usize);
+            len.min(d.abs_diff(s))
+        } else {
+            len
+        };
+        self.resolve(n, copy_below())
     }
 }
 

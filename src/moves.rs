@@ -17,8 +17,12 @@
 //!   overwrites a source byte not yet read, the partial lines at the ends with ordinary stores
 //!   (never one line both ways), then the store fence; below 1 KiB a `Temporal` move.
 //! - `FlushCache`: as `NonTemporal`, and every destination line written back before return.
-//! - `Auto`: `NonTemporal` from [`nt_threshold`](crate::nt_threshold) bytes (the copy's), else
-//!   `Temporal`.
+//! - `Auto`: `NonTemporal` when both the length and the distance between source and
+//!   destination reach [`nt_threshold`](crate::nt_threshold) (the copy's), else `Temporal`. In
+//!   a nearer move every destination line was read as source moments before and is still in
+//!   cache: a streaming store there saves no read and costs an invalidation (glibc streams a
+//!   `memmove` only when the ranges do not overlap, for this reason). Disjoint ranges resolve
+//!   as the copy does, on the length alone.
 //!
 //! `docs/moves.md` has the design and the measurements.
 
@@ -250,7 +254,7 @@ unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 
 /// [`move_raw`] past its bound in a mode that may stream (from 1 KiB for `NonTemporal`, from
 /// the threshold for `Auto`, always for `FlushCache`), detecting the CPU on first use:
-/// [`Mode::resolve_move`] decides. `extern "C"` so that it
+/// [`Mode::resolve_move`] decides, with `Auto` on the distance too. `extern "C"` so that it
 /// cannot unwind and callers need no landing pad (`Mode` crosses it between Rust functions of
 /// one build only, so its layout is the same on both sides).
 ///
@@ -318,3 +322,6 @@ unsafe extern "C" fn move_unfenced_table(dst: *mut u8, src: *const u8, len: usiz
     // SAFETY: forwarded contract; the caller fences (see `move_raw_unfenced`).
     unsafe { move_unfenced_on(k, dst, src, len, mode.resolve_move(dst, src, len)) };
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests;

@@ -92,8 +92,8 @@ fn check_all(what: &str) {
             }
         }
     }
-    // Moves: the copy's rule on the length. The pointers are only compared, never
-    // dereferenced.
+    // Moves: the copy's rule on the length, and for `Auto` on the distance too. The pointers
+    // are only compared, never dereferenced.
     for len in lengths(nt) {
         for dist in [
             1,
