@@ -1,5 +1,6 @@
 //! Instruction counts (callgrind, cache simulation on) of the small calls a network stack or an
-//! allocator makes most: `copy_raw` and `fill_raw` in `Temporal` and `Auto` (inline size
+//! allocator makes most: `copy_raw` and `fill_raw` in `Temporal` and `Auto` (a constant, and
+//! `Auto` as a value loaded at run time, as a per-socket policy or a C caller passes it; inline size
 //! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
 //! `memset` called for real (through the PLT), at 8, 64, 128 and 256 bytes, the length opaque to the
 //! compiler; and `move_raw` in `Temporal` and `Auto` beside glibc `memmove` at 8, 64 and 256 bytes,
@@ -10,6 +11,7 @@
 //! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use cachecopy::Mode;
 use iai_callgrind::{
@@ -48,6 +50,27 @@ unsafe extern "C" fn call_copy_auto(d: *mut u8, s: *const u8, n: usize) {
     unsafe { cachecopy::copy_raw(d, s, n, Mode::Auto) }
 }
 
+/// The mode a value read at run time, as a per-socket policy is: a byte in memory, loaded at
+/// each call (3: `Auto`).
+static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
+
+/// [`RUN_TIME_MODE`] as a `Mode`.
+#[inline(always)]
+fn run_time_mode() -> Mode {
+    match RUN_TIME_MODE.load(Ordering::Relaxed) {
+        0 => Mode::Temporal,
+        1 => Mode::NonTemporal,
+        2 => Mode::FlushCache,
+        _ => Mode::Auto,
+    }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_copy_run_time(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::copy_raw(d, s, n, run_time_mode()) }
+}
+
 /// glibc `memset`, through the PLT.
 #[inline(never)]
 unsafe extern "C" fn call_memset(d: *mut u8, b: u8, n: usize) {
@@ -67,6 +90,12 @@ unsafe extern "C" fn call_fill_auto(d: *mut u8, b: u8, n: usize) {
     unsafe { cachecopy::fill_raw(d, b, n, Mode::Auto) }
 }
 
+#[inline(never)]
+unsafe extern "C" fn call_fill_run_time(d: *mut u8, b: u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::fill_raw(d, b, n, run_time_mode()) }
+}
+
 /// glibc `memmove`, through the PLT.
 #[inline(never)]
 unsafe extern "C" fn call_memmove(d: *mut u8, s: *const u8, n: usize) {
@@ -84,6 +113,12 @@ unsafe extern "C" fn call_move_temporal(d: *mut u8, s: *const u8, n: usize) {
 unsafe extern "C" fn call_move_auto(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as above.
     unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn call_move_run_time(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as above.
+    unsafe { cachecopy::move_raw(d, s, n, run_time_mode()) }
 }
 
 /// One buffer of `len + len / 3 + 1` bytes, for a move of `len` bytes down by `len / 3 + 1`.
@@ -134,6 +169,12 @@ fn copy_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
 
 #[library_benchmark]
 #[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
+fn copy_auto_run_time(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    copy_with(call_copy_run_time, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn glibc_memset(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_memset, b)
 }
@@ -148,6 +189,12 @@ fn fill_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
 #[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
 fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     fill_with(call_fill_auto, b)
+}
+
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
+fn fill_auto_run_time(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
+    fill_with(call_fill_run_time, b)
 }
 
 #[library_benchmark]
@@ -168,10 +215,17 @@ fn move_auto(b: (Vec<u8>, usize)) -> Vec<u8> {
     move_with(call_move_auto, b)
 }
 
+#[library_benchmark]
+#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
+fn move_auto_run_time(b: (Vec<u8>, usize)) -> Vec<u8> {
+    move_with(call_move_run_time, b)
+}
+
 library_benchmark_group!(
     name = small;
-    benchmarks = glibc_memcpy, copy_temporal, copy_auto, glibc_memset, fill_temporal, fill_auto,
-        glibc_memmove, move_temporal, move_auto
+    benchmarks = glibc_memcpy, copy_temporal, copy_auto, copy_auto_run_time, glibc_memset,
+        fill_temporal, fill_auto, fill_auto_run_time, glibc_memmove, move_temporal, move_auto,
+        move_auto_run_time
 );
 
 main!(
