@@ -54,6 +54,25 @@ fn avx512_backend_tables() {
         }
     }
     table_fill_guard_pages(b, &[129, 200, 4097]);
+    // The overlapping-edge engine (Intel's default, `Engine::rule`) has classes of its own up to
+    // 128 bytes (the 32-byte half's: no masked store); every length to 1 KiB, guard pages on
+    // both sides, and fills at every length to 300 at a few offsets (reduced for Bochs).
+    let overlap = Engine::new(b, b, cachecopy::Edges::Overlap);
+    table_all_lengths(overlap);
+    table_guard_pages(overlap);
+    for d_o in [0, 5, 33, 63] {
+        for len in 0..=300 {
+            check_fill(
+                overlap,
+                cachecopy::Mode::Temporal,
+                d_o,
+                len,
+                len as u8 | 1,
+                &mut dst,
+            );
+        }
+    }
+    table_fill_guard_pages(overlap, &[64, 65, 100, 128, 129, 4097]);
     // Overlapping moves, with masked and with overlapping edges: distances around a register,
     // a line and a page; lengths across the masked, pair, quad, eight-register and loop shapes
     // and the streamed body (reduced: Bochs runs ~100x slower than native).
