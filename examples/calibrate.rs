@@ -49,12 +49,27 @@ fn main() {
         println!("{line}  {c}");
         if verbose {
             for t in check.trials() {
-                println!(
-                    "    engine    {}: Temporal {:.2}x ({}/{}), NT batched {:.2}x ({}/{}) of the rule's",
-                    t.engine, t.temporal, t.wins.0, t.rounds, t.stream, t.wins.1, t.rounds
-                );
+                for (job, sets, d) in [
+                    ("Temporal", &t.temporal_on, t.decision.0),
+                    ("NT batched", &t.stream_on, t.decision.1),
+                ] {
+                    let sets: Vec<String> = sets
+                        .iter()
+                        .map(|e| {
+                            format!(
+                                "{} {:.2}x {}/{} {}",
+                                e.set, e.ratio, e.faster, e.rounds, e.verdict
+                            )
+                        })
+                        .collect();
+                    println!(
+                        "    engine    {} {job}: {} of the rule's; {d}",
+                        t.engine,
+                        sets.join(", ")
+                    );
+                }
             }
-            for (name, s) in &sweeps {
+            for (name, s) in sweeps.iter().chain(&hot_sweeps(&c)) {
                 let pts: Vec<String> = s
                     .points()
                     .iter()
@@ -69,6 +84,23 @@ fn main() {
                     })
                     .collect();
                 println!("    {name:9} {}", pts.join(" | "));
+                let steady: Vec<String> = s
+                    .steady()
+                    .iter()
+                    .filter(|p| p.rounds > 0)
+                    .map(|p| {
+                        format!(
+                            "{} {:.2}x {}/{}",
+                            show(Some(p.size)),
+                            p.ratio,
+                            p.wins,
+                            p.rounds
+                        )
+                    })
+                    .collect();
+                if !steady.is_empty() {
+                    println!("    {:9} {}", "  steady", steady.join(" | "));
+                }
             }
         }
     }
@@ -87,6 +119,14 @@ fn sweeps(c: &Calibration) -> [(&'static str, &Sweep); 4] {
         ("fill_nt", &c.fill_sweep),
         ("rep_movsb", &c.rep_movsb_sweep),
         ("fill_rep", &c.fill_rep_sweep),
+    ]
+}
+
+/// The hot-destination string sweeps, printed with `-v` beside the cold ones.
+fn hot_sweeps(c: &Calibration) -> [(&'static str, &Sweep); 2] {
+    [
+        ("movsb hot", &c.rep_movsb_hot),
+        ("stosb hot", &c.fill_rep_hot),
     ]
 }
 

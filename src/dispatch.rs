@@ -411,7 +411,12 @@ pub fn tuning() -> Tuning {
 /// sizes around the crossover until a sign test settles them. Where that does not happen within
 /// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
 /// built-in rule stays ([`Sweep::outcome`](crate::calibrate::Sweep::outcome) says why). It never picks a size below the one where
-/// streaming into a cached destination stops losing, so `Auto` never streams where that costs.
+/// streaming into a cached destination stops losing, so `Auto` never streams where that costs,
+/// and never one above the rule in force (cold destinations between would lose streaming). The
+/// engine and the string thresholds change a job only where every working set it runs (hot and
+/// cold destinations, small calls) was measured and is slower nowhere; anything else keeps its
+/// rule and is left out of the line ([`Outcome`](crate::Outcome),
+/// [`Decision`](crate::Decision)).
 /// Its buffers come from `mmap`: it neither allocates nor locks.
 /// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
 /// the `CACHECOPY_TUNE` line that keeps the result without measuring again:

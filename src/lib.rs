@@ -97,7 +97,10 @@ mod vector;
 
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::{Calibration, EngineCheck, EngineTrial, Outcome, Point, Sweep};
+pub use calibrate::{
+    Calibration, Decision, EngineCheck, EngineTrial, Evidence, Outcome, Point, Sweep, Verdict,
+    WorkingSet,
+};
 pub use copy::{
     copy, copy_raw, copy_raw_unfenced, copy_with, copy_with_engine, copy_with_flush, fence, fill,
     fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, zero,

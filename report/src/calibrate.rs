@@ -56,19 +56,33 @@ pub struct LibrarySweep {
     pub outcome: String,
     /// Every size it measured: (size, median ratio, rounds the candidate won, rounds).
     pub points: Vec<(usize, f64, u32, u32)>,
+    /// The sizes it confirmed over steady-state samples before lowering an NT threshold, the
+    /// same way.
+    pub steady: Vec<(usize, f64, u32, u32)>,
 }
 
 impl LibrarySweep {
     fn of(s: &cachecopy::Sweep) -> LibrarySweep {
+        let measured = |pts: &[cachecopy::Point]| -> Vec<(usize, f64, u32, u32)> {
+            pts.iter()
+                .filter(|p| p.rounds > 0)
+                .map(|p| (p.size, p.ratio, p.wins, p.rounds))
+                .collect()
+        };
         LibrarySweep {
             decided: s.decided,
             outcome: s.outcome.to_string(),
-            points: s
-                .points()
-                .iter()
-                .filter(|p| p.rounds > 0)
-                .map(|p| (p.size, p.ratio, p.wins, p.rounds))
-                .collect(),
+            points: measured(s.points()),
+            steady: measured(s.steady()),
+        }
+    }
+
+    fn empty() -> LibrarySweep {
+        LibrarySweep {
+            decided: None,
+            outcome: String::new(),
+            points: Vec::new(),
+            steady: Vec::new(),
         }
     }
 }
@@ -82,8 +96,11 @@ pub struct Library {
     /// has none).
     pub agrees: Option<bool>,
     /// The string-instruction sweep of this kind (`rep movsb` for copies, `rep stosb` for
-    /// fills; cold destination, string ÷ vector loop).
+    /// fills; cold destination, vector loop time ÷ string time) and the decision, which rests
+    /// on it and on `rep_hot`.
     pub rep: LibrarySweep,
+    /// The same sizes into a hot destination (the same buffer again and again).
+    pub rep_hot: LibrarySweep,
     /// The string-instruction threshold in force (`rep_movsb_threshold()` or
     /// `fill_rep_threshold()`).
     pub rep_builtin: usize,
@@ -154,15 +171,17 @@ pub fn section(s: &mut Session, kind: Kind, lib: &cachecopy::Calibration) -> Cal
 
 /// `lib`'s sweeps of `kind`, compared with the recommendation `recommended`.
 fn library(kind: Kind, lib: &cachecopy::Calibration, recommended: Option<usize>) -> Library {
-    let (nt, rep, rep_builtin) = match kind {
+    let (nt, rep, rep_hot, rep_builtin) = match kind {
         Kind::Copy => (
             &lib.copy_sweep,
             &lib.rep_movsb_sweep,
+            &lib.rep_movsb_hot,
             cachecopy::rep_movsb_threshold(),
         ),
         Kind::Fill => (
             &lib.fill_sweep,
             &lib.fill_rep_sweep,
+            &lib.fill_rep_hot,
             cachecopy::fill_rep_threshold(),
         ),
     };
@@ -170,6 +189,7 @@ fn library(kind: Kind, lib: &cachecopy::Calibration, recommended: Option<usize>)
         nt: LibrarySweep::of(nt),
         agrees: nt.decided.zip(recommended).map(|(a, b)| within_2x(a, b)),
         rep: LibrarySweep::of(rep),
+        rep_hot: LibrarySweep::of(rep_hot),
         rep_builtin,
         ms: lib.elapsed.as_secs_f64() * 1e3,
     }
@@ -219,17 +239,10 @@ fn run(
         builtin: kind.threshold().1,
         glibc: glibc.filter(|_| kind == Kind::Copy),
         library: Library {
-            nt: LibrarySweep {
-                decided: None,
-                outcome: String::new(),
-                points: Vec::new(),
-            },
+            nt: LibrarySweep::empty(),
             agrees: None,
-            rep: LibrarySweep {
-                decided: None,
-                outcome: String::new(),
-                points: Vec::new(),
-            },
+            rep: LibrarySweep::empty(),
+            rep_hot: LibrarySweep::empty(),
             rep_builtin: usize::MAX,
             ms: 0.0,
         },
@@ -255,21 +268,33 @@ fn print(c: &Calibration) -> String {
             .chain(lib.nt.points.iter().map(|p| p.0)),
     );
     sizes.sort_unstable();
-    // `None`: the library's column.
-    let cols = [
-        ("cold dst", Some(Dest::Cold)),
-        ("hot dst", Some(Dest::Hot)),
-        ("calibrate() hot", None),
+    /// A column: the report's sweep into a destination, or the library's sweep, or its
+    /// steady-state confirmations.
+    #[derive(Clone, Copy)]
+    enum Col {
+        Sweep(Dest),
+        Library,
+        Steady,
+    }
+    let mut cols = vec![
+        ("cold dst", Col::Sweep(Dest::Cold)),
+        ("hot dst", Col::Sweep(Dest::Hot)),
+        ("calibrate() hot", Col::Library),
     ];
-    s.push_str(&text::by_size("size", &sizes, &cols, |sz, d| match d {
-        Some(d) => {
+    if !lib.nt.steady.is_empty() {
+        cols.push(("calibrate() steady", Col::Steady));
+    }
+    let lib_cell = |pts: &[(usize, f64, u32, u32)], sz: usize| {
+        let &(_, r, wins, rounds) = pts.iter().find(|p| p.0 == sz)?;
+        Some(format!("{r:.2}x {wins}/{rounds}"))
+    };
+    s.push_str(&text::by_size("size", &sizes, &cols, |sz, col| match col {
+        Col::Sweep(d) => {
             let p = c.points.iter().find(|p| p.size == sz && p.dest == d)?;
             Some(ratio(&p.ratio))
         }
-        None => {
-            let &(_, r, wins, rounds) = lib.nt.points.iter().find(|p| p.0 == sz)?;
-            Some(format!("{r:.2}x {wins}/{rounds}"))
-        }
+        Col::Library => lib_cell(&lib.nt.points, sz),
+        Col::Steady => lib_cell(&lib.nt.steady, sz),
     }));
     let opt = |v: Option<usize>| v.map_or("none in range".to_string(), size);
     let crossover = format!(
@@ -315,22 +340,29 @@ fn print(c: &Calibration) -> String {
         Kind::Fill => "rep stosb",
     };
     if !lib.rep.points.is_empty() {
-        let pts: Vec<String> = lib
-            .rep
-            .points
-            .iter()
-            .map(|&(sz, r, _, _)| format!("{} {r:.2}x", size(sz)))
-            .collect();
         let rep = format!(
-            "calibrate(): {} (built-in {}); string ÷ vector loop, cold destination: {}",
+            "calibrate(): {} (built-in {}); vector loop time ÷ string time (above 1: the string \
+             instruction is faster), rounds it won; a threshold is taken only where the sizes it \
+             moves were measured, hot and cold, and are slower nowhere",
             match lib.rep.decided {
                 Some(t) => threshold(t),
                 None => format!("undecided ({}), the built-in rule stays", lib.rep.outcome),
             },
             threshold(lib.rep_builtin),
-            pts.join(", ")
         );
         field(&mut s, rep_name, rep);
+        let pts = |sweep: &LibrarySweep| -> String {
+            let v: Vec<String> = sweep
+                .points
+                .iter()
+                .map(|&(sz, r, wins, rounds)| format!("{} {r:.2}x {wins}/{rounds}", size(sz)))
+                .collect();
+            v.join(", ")
+        };
+        field(&mut s, "  cold dst", pts(&lib.rep));
+        if !lib.rep_hot.points.is_empty() {
+            field(&mut s, "  hot dst", pts(&lib.rep_hot));
+        }
     }
     if let Some(g) = c.glibc {
         let glibc = format!("{} (memcpy's own switch to streaming stores)", size(g));
@@ -424,12 +456,20 @@ mod tests {
                     decided: Some(16384),
                     outcome: "decided".into(),
                     points: vec![(4096, 0.75, 0, 2), (16384, 1.5, 2, 2)],
+                    steady: vec![],
                 },
                 agrees: Some(true),
                 rep: LibrarySweep {
                     decided: Some(usize::MAX),
                     outcome: "never wins in the sizes tried".into(),
                     points: vec![(1024, 0.5, 0, 2)],
+                    steady: vec![],
+                },
+                rep_hot: LibrarySweep {
+                    decided: Some(usize::MAX),
+                    outcome: "never wins in the sizes tried".into(),
+                    points: vec![(1024, 0.75, 0, 2)],
+                    steady: vec![],
                 },
                 rep_builtin: 2048,
                 ms: 60.0,
@@ -455,6 +495,36 @@ mod tests {
             t.contains("rep stosb      calibrate(): never (built-in 2 KiB)"),
             "{t}"
         );
+        // Both working sets of the string instruction, each with its rounds.
+        assert!(t.contains("  cold dst     1 KiB 0.50x 0/2\n"), "{t}");
+        assert!(t.contains("  hot dst      1 KiB 0.75x 0/2\n"), "{t}");
+    }
+
+    #[test]
+    fn the_steady_confirmations_get_a_column() {
+        let mut lib = LibrarySweep::empty();
+        lib.points = vec![(4 << 20, 1.2, 2, 2), (8 << 20, 1.6, 2, 2)];
+        lib.steady = vec![(4 << 20, 0.8, 0, 2)];
+        let c = Calibration {
+            kind: Kind::Copy,
+            points: vec![],
+            crossover_cold: None,
+            crossover_hot: None,
+            recommended: None,
+            builtin: 8 << 20,
+            glibc: None,
+            library: Library {
+                nt: lib,
+                agrees: None,
+                rep: LibrarySweep::empty(),
+                rep_hot: LibrarySweep::empty(),
+                rep_builtin: usize::MAX,
+                ms: 60.0,
+            },
+        };
+        let t = print(&c);
+        assert!(t.contains("calibrate() steady"), "{t}");
+        assert!(t.contains("1.20x 2/2") && t.contains("0.80x 0/2"), "{t}");
     }
 
     #[test]

@@ -154,18 +154,43 @@ pub struct Row {
     pub vs_limit: Vec<Summary>,
 }
 
+/// 7c: one candidate, one job, one working set of `cachecopy::calibrate()`'s engine check.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evidence {
+    /// `cold ring`, `hot ring` or `calls` (`cachecopy::WorkingSet`).
+    pub set: String,
+    /// Median of the candidate's time ÷ the rule's (below 1: faster).
+    pub ratio: f64,
+    /// Rounds it was faster, of `rounds`.
+    pub faster: u32,
+    pub rounds: u32,
+    /// `faster`, `same`, `slower` or `unsettled` (`cachecopy::Verdict`).
+    pub verdict: String,
+}
+
+impl Evidence {
+    fn of(e: &cachecopy::Evidence) -> Evidence {
+        Evidence {
+            set: e.set.to_string(),
+            ratio: e.ratio,
+            faster: e.faster,
+            rounds: e.rounds,
+            verdict: e.verdict.to_string(),
+        }
+    }
+}
+
 /// 7c: one candidate of `cachecopy::calibrate()`'s engine check.
 #[derive(Clone, Debug, Serialize)]
 pub struct EngineTrial {
     /// The candidate engine.
     pub engine: String,
-    /// Its `Temporal` frames' time ÷ the rule's (below 1: faster).
-    pub temporal: f64,
-    /// Its batched `NonTemporal` frames' time ÷ the rule's.
-    pub stream: f64,
-    /// Rounds it was faster by the margin: `Temporal`, `NonTemporal`; of `rounds`.
-    pub wins: (u32, u32),
-    pub rounds: u32,
+    /// The `Temporal` job on each working set.
+    pub temporal: Vec<Evidence>,
+    /// The streamed job (`NonTemporal`, batched) on each working set.
+    pub stream: Vec<Evidence>,
+    /// What became of it for each job, with the reason (`cachecopy::Decision`).
+    pub decision: (String, String),
 }
 
 /// 7c: what `cachecopy::calibrate()` measured of the engine.
@@ -192,10 +217,9 @@ impl EngineCheck {
                 .iter()
                 .map(|t| EngineTrial {
                     engine: t.engine.to_string(),
-                    temporal: t.temporal,
-                    stream: t.stream,
-                    wins: t.wins,
-                    rounds: t.rounds,
+                    temporal: t.temporal_on.iter().map(Evidence::of).collect(),
+                    stream: t.stream_on.iter().map(Evidence::of).collect(),
+                    decision: (t.decision.0.to_string(), t.decision.1.to_string()),
                 })
                 .collect(),
         }
@@ -455,31 +479,60 @@ fn print(f: &Frames) -> String {
             .collect();
         s.push_str(&text::grid(&header, &rows));
     }
-    let c = &f.check;
-    s.push_str(&format!(
-        "\n7c. calibrate()'s engine check: frames (header + payload at 42) on rings of half the \
-         L2, each candidate ÷ the rule's engine ({}), median of paired rounds, and the rounds it \
-         was 5 % faster\n",
+    s.push_str(&print_check(&f.check));
+    s
+}
+
+/// 7c's text: per candidate and job, each working set it was judged on (its time ÷ the rule
+/// engine's, median of paired rounds, and the rounds it was faster), and what became of it.
+fn print_check(c: &EngineCheck) -> String {
+    let mut s = format!(
+        "\n7c. calibrate()'s engine check: each candidate's time ÷ the rule's engine's ({}) per \
+         job and working set (cold ring: frames into slots flushed before each sample; hot ring: \
+         the same 64 slots again and again; calls: copies and fills at destination offsets 0 \
+         and 5 into a hot destination, Temporal also checksums of 576 and 1472 B, geometric \
+         mean), median of 9 paired rounds, rounds faster, verdict; a candidate is taken for a \
+         job only if faster (sign test, 5 % at the median) on one working set and slower (sign \
+         test, or 3 % at the median) on none\n",
         c.rule
-    ));
-    let header = ["engine", "Temporal", "NT batched"].map(String::from);
-    let rows: Vec<Vec<String>> = c
+    );
+    let mut header = vec!["engine".to_string(), "job".to_string()];
+    let sets: Vec<String> = c
         .trials
-        .iter()
-        .map(|t| {
-            vec![
-                t.engine.clone(),
-                format!("{:.2}x ({}/{})", t.temporal, t.wins.0, t.rounds),
-                format!("{:.2}x ({}/{})", t.stream, t.wins.1, t.rounds),
-            ]
-        })
-        .collect();
+        .first()
+        .map(|t| t.temporal.iter().map(|e| e.set.clone()).collect())
+        .unwrap_or_default();
+    header.extend(sets.iter().cloned());
+    header.push("decision".to_string());
+    let mut rows = Vec::new();
+    for t in &c.trials {
+        for (job, ev, d) in [
+            ("Temporal", &t.temporal, &t.decision.0),
+            ("NT batched", &t.stream, &t.decision.1),
+        ] {
+            let mut row = vec![
+                if job == "Temporal" {
+                    t.engine.clone()
+                } else {
+                    String::new()
+                },
+                job.to_string(),
+            ];
+            row.extend(
+                ev.iter()
+                    .map(|e| format!("{:.2}x {}/{} {}", e.ratio, e.faster, e.rounds, e.verdict)),
+            );
+            row.push(d.clone());
+            rows.push(row);
+        }
+    }
     s.push_str(&text::grid(&header, &rows));
-    s.push_str(&format!(
-        "   decided        {} ({})\n",
-        c.decided.as_deref().unwrap_or("nothing: the rule stays"),
-        c.outcome
-    ));
+    let decided = match &c.decided {
+        Some(e) if *e == c.rule => format!("{e}: the rule stays ({})", c.outcome),
+        Some(e) => format!("{e} ({}; the line keeps the jobs that changed)", c.outcome),
+        None => format!("nothing: the rule stays ({})", c.outcome),
+    };
+    s.push_str(&format!("   decided        {decided}\n"));
     s.push('\n');
     s
 }
@@ -567,5 +620,43 @@ mod tests {
         assert!(t.contains("NT batched: ns ÷glibc ÷limit"), "{t}");
         assert!(t.contains("7b. Engines on frames"), "{t}");
         assert!(t.contains("7c. calibrate()'s engine check"), "{t}");
+    }
+
+    #[test]
+    fn the_engine_check_shows_each_working_set_and_the_reason() {
+        let ev = |set: &str, ratio, faster, verdict: &str| Evidence {
+            set: set.into(),
+            ratio,
+            faster,
+            rounds: 9,
+            verdict: verdict.into(),
+        };
+        let sets = |v: [(f64, u32, &str); 2]| {
+            vec![
+                ev("cold ring", v[0].0, v[0].1, v[0].2),
+                ev("hot ring", v[1].0, v[1].1, v[1].2),
+            ]
+        };
+        let c = EngineCheck {
+            rule: "temporal avx512, stream avx512, edges overlap".into(),
+            decided: Some("temporal avx512, stream avx512, edges overlap".into()),
+            outcome: "decided".into(),
+            trials: vec![EngineTrial {
+                engine: "temporal sse2, stream sse2, edges overlap".into(),
+                temporal: sets([(0.83, 7, "faster"), (1.5, 0, "slower")]),
+                stream: sets([(1.47, 0, "slower"), (1.0, 4, "same")]),
+                decision: (
+                    "not taken: slower on the hot ring".into(),
+                    "not taken: slower on the cold ring".into(),
+                ),
+            }],
+        };
+        let t = print_check(&c);
+        assert!(t.contains("cold ring") && t.contains("hot ring"), "{t}");
+        assert!(t.contains("0.83x 7/9 faster"), "{t}");
+        assert!(t.contains("1.50x 0/9 slower"), "{t}");
+        assert!(t.contains("not taken: slower on the hot ring"), "{t}");
+        assert!(t.contains("NT batched"), "{t}");
+        assert!(t.contains("the rule stays"), "{t}");
     }
 }

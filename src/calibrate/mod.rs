@@ -4,14 +4,22 @@
 //! - `nt` and `fill_nt`: the size from which streaming into a destination that is already
 //!   cached stops losing to ordinary stores, for copies and for fills;
 //! - `rep_movsb` and `fill_rep` (x86_64 with ERMS): the size from which `Temporal` copies and
-//!   fills are no slower with the string instruction than with the vector loop;
+//!   fills are no slower with the string instruction than with the vector loop, into cold and
+//!   into hot destinations;
 //! - the engine (`crate::engine`): which register set runs each job and which store writes the
-//!   partial lines. Transmit frames (a 42-byte header, the payload at offset 42) are built with
-//!   every candidate engine, `Temporal` and batched `NonTemporal`, each on a ring of its own
-//!   whose slots are flushed out of the caches before each sample, in paired rounds against
-//!   the CPU's rule; a candidate replaces the rule's choice for a job only if it is faster by
-//!   [`Calibration::ENGINE_MARGIN`] in at least 7 of 9 rounds; the rule is confirmed when no candidate is, and kept, undecided, when the rounds
-//!   disagree ([`EngineCheck`]).
+//!   partial lines. Every candidate engine is judged against the CPU's rule, per job, on each
+//!   working set the job runs ([`WorkingSet`]: frames into flushed ring slots, frames into a
+//!   ring the caches hold, and calls of 96 B-16 KiB), in 9 paired rounds (`frames`).
+//!
+//! What the advice may change: a decision is taken only where it was measured and makes none of
+//! the working sets of the job it changes slower; otherwise the rule stays and the line leaves
+//! the field out ([`Outcome::Slower`], [`Outcome::Unmeasured`], [`Outcome::NotFaster`];
+//! [`Decision`] for the engine). The NT thresholds are only lowered (cold destinations stream
+//! to advantage from a few KiB on every CPU measured), down to a size below which every size to
+//! the rule was settled no slower hot (`sweep::nt_guard`); the string thresholds move only
+//! within the sizes tried, where every size handed to the other loop is slower nowhere, hot nor
+//! cold (`sweep::rep_decide`); an engine candidate replaces a job's choice only where it is
+//! faster on one working set and slower on none (`frames::job_decision`).
 //!
 //! Why measure: no cache-size formula fits every CPU (the NT crossover is the L2 size on Intel
 //! server parts and a quarter or a half of the L3 on AMD, by generation: `src/tune.rs`), and a
@@ -28,8 +36,9 @@
 //! size below it (which must lose or tie), until a sign test over its rounds settles each (see
 //! `side`). Sizes above those are never measured. A round preempted during a timed run is
 //! discarded. A tunable whose sizes are not settled within the budget keeps its built-in rule,
-//! and its [`Sweep::outcome`] says why. Measured decision rates: docs/performance.md
-//! ("Calibration").
+//! and its [`Sweep::outcome`] says why. The string sweeps (10 ms each) run first, the engine
+//! check (at most `frames::ENGINE_BUDGET`) last, and the NT sweeps stop that much before the
+//! budget's end. Measured decision rates: docs/performance.md ("Calibration").
 //!
 //! The measurement neither allocates nor locks (its buffers come from `mmap`), so
 //! `CACHECOPY_NT_THRESHOLD=calibrate`, which runs it inside the first call, is safe in an
@@ -54,10 +63,13 @@ mod sweep;
 mod tests;
 
 use arena::Map;
-use frames::{decided_engine, engine_check, ENGINE_BUDGET, ENGINE_DEADLINE};
-use sweep::{nt_sizes, nt_sweeps, rep_sweeps, REP_SAMPLE, REP_SIZES};
+use frames::{engine_check, ENGINE_BUDGET};
+use sweep::{nt_sizes, nt_sweeps, rep_sweeps, REP_EXTENT, REP_SIZES};
 
-pub use result::{Calibration, EngineCheck, EngineTrial, Outcome, Point, Sweep};
+pub use result::{
+    Calibration, Decision, EngineCheck, EngineTrial, Evidence, Outcome, Point, Sweep, Verdict,
+    WorkingSet,
+};
 
 /// The most sizes one [`Sweep`] measures.
 pub(crate) const MAX_POINTS: usize = 8;
@@ -80,6 +92,8 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
     let mut fill = Sweep::new(&sizes[..n]);
     let mut movsb = Sweep::new(&REP_SIZES);
     let mut stosb = Sweep::new(&REP_SIZES);
+    let mut movsb_hot = Sweep::new(&REP_SIZES);
+    let mut stosb_hot = Sweep::new(&REP_SIZES);
     let rep = cfg!(target_arch = "x86_64") && cpu.features.erms;
     if let (Some(src), Some(dst)) = (Map::new(MEMORY_BUDGET), Map::new(MEMORY_BUDGET)) {
         // Pages are faulted in as the sizes grow: by the untimed first op of each round for
@@ -94,9 +108,18 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
                 written.set(size);
             }
         };
-        source(REP_SAMPLE + 64);
+        // The string sweeps read up to their largest size past a 24-byte offset.
+        source(REP_EXTENT + 64);
         if rep {
-            rep_sweeps(k, &cpu, &mut movsb, &mut stosb, &src, &dst, t0);
+            rep_sweeps(
+                k,
+                &cpu,
+                (&mut movsb, &mut movsb_hot),
+                (&mut stosb, &mut stosb_hot),
+                &src,
+                &dst,
+                t0,
+            );
         }
         let (cs, ds) = (src.ptr as *const u8, dst.ptr);
         let copy_op = |nt: bool, size: usize| {
@@ -120,13 +143,19 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
                 }
             }
         };
-        nt_sweeps(&mut copy, &mut fill, copy_op, fill_op, t0);
+        nt_sweeps(
+            &mut copy,
+            &mut fill,
+            (base.nt, base.fill_nt),
+            copy_op,
+            fill_op,
+            t0,
+            BUDGET.saturating_sub(ENGINE_BUDGET),
+        );
     }
-    let left = ENGINE_DEADLINE
-        .saturating_sub(t0.elapsed())
-        .min(ENGINE_BUDGET);
+    let left = BUDGET.saturating_sub(t0.elapsed()).min(ENGINE_BUDGET);
     let check = engine_check(&cpu, left);
-    let engine = (check.outcome == Outcome::Decided).then(|| decided_engine(&check));
+    let engine = (check.outcome == Outcome::Decided).then(|| frames::decided_engine(&check));
     Calibration {
         copy: copy.decided,
         fill: fill.decided,
@@ -137,6 +166,8 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
         fill_sweep: fill,
         rep_movsb_sweep: movsb,
         fill_rep_sweep: stosb,
+        rep_movsb_hot: movsb_hot,
+        fill_rep_hot: stosb_hot,
         engine,
         engine_check: check,
         base,

@@ -18,6 +18,9 @@ pub(super) const NEAR: f64 = 0.10;
 pub(super) enum Step {
     /// One more round at this point.
     Measure(usize),
+    /// One more steady-state round at this point (an NT sweep's check of a size a lower
+    /// threshold would start streaming at: `sweep::nt_guard`).
+    Confirm(usize),
     /// Settled: the value, or `None` (the built-in rule stays), and why.
     Done(Option<usize>, Outcome),
 }

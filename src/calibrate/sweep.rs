@@ -8,9 +8,10 @@ use core::time::Duration;
 use std::time::Instant;
 
 use super::arena::{evicting_flush, Map};
+use super::result::Point;
 use super::result::{Outcome, Sweep};
-use super::stats::{decide, record, Step, MAX_ROUNDS};
-use super::{BUDGET, MAX_POINTS, MEMORY_BUDGET};
+use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS, TIE};
+use super::{MAX_POINTS, MEMORY_BUDGET};
 use crate::backend::Kernels;
 use crate::cpu::{tune, Cpu};
 
@@ -30,6 +31,12 @@ pub(super) const REP_SIZES: [usize; MAX_POINTS] = [
 /// Bytes of traffic per timed sample of the string-instruction sweeps (a small copy is timed
 /// as a run of copies into successive slots).
 pub(super) const REP_SAMPLE: usize = 128 << 10;
+/// Bytes of the destination (and, past 24, of the source) the string-instruction sweeps touch.
+pub(super) const REP_EXTENT: usize = if REP_SAMPLE > REP_SIZES[MAX_POINTS - 1] {
+    REP_SAMPLE
+} else {
+    REP_SIZES[MAX_POINTS - 1]
+};
 
 /// The NT sizes for these caches: from the L2 size (256 KiB without figures) to twice the
 /// last-level cache, by factors of 2, at least three sizes, capped at [`Calibration::MEMORY_BUDGET`].
@@ -60,6 +67,8 @@ pub(super) fn nt_sizes(
 pub(super) struct Progress<'a> {
     sweep: &'a mut Sweep,
     rounds: [[f64; MAX_ROUNDS as usize]; MAX_POINTS],
+    /// The steady-state rounds, likewise.
+    steady: [[f64; MAX_ROUNDS as usize]; MAX_POINTS],
     /// The cheapest round so far, per byte it moved (0 before the first).
     ns_per_byte: f64,
     /// Bytes a round at a size moves (what its cost is projected from).
@@ -67,44 +76,66 @@ pub(super) struct Progress<'a> {
     /// Preempted rounds in a row, discarded.
     retries: u32,
     never_wins: Option<usize>,
+    /// The value in force, which an answer may only lower (see [`nt_guard`]).
+    rule: usize,
     done: bool,
 }
 
 impl<'a> Progress<'a> {
-    fn new(sweep: &'a mut Sweep, never_wins: Option<usize>, traffic: fn(usize) -> usize) -> Self {
+    fn new(
+        sweep: &'a mut Sweep,
+        never_wins: Option<usize>,
+        traffic: fn(usize) -> usize,
+        rule: usize,
+    ) -> Self {
         Progress {
             sweep,
             rounds: [[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS],
+            steady: [[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS],
             ns_per_byte: 0.0,
             traffic,
             retries: 0,
             never_wins,
+            rule,
             done: false,
         }
     }
 
-    /// The point to measure next and the projected cost of its round, or `None` once settled
-    /// (outcome recorded). A round whose projected end passes `end` settles the sweep as out of
-    /// time.
-    fn next(&mut self, now: Duration, end: Duration) -> Option<(usize, Duration)> {
+    /// The point to measure next, whether over a steady-state sample, and the projected cost
+    /// of its round, or `None` once settled (outcome recorded). A round whose projected end
+    /// passes `end` settles the sweep as out of time.
+    fn next(&mut self, now: Duration, end: Duration) -> Option<(usize, bool, Duration)> {
         if self.done {
             return None;
         }
-        match decide(self.sweep.points(), self.never_wins) {
-            Step::Done(v, o) => self.finish(v, o),
-            Step::Measure(i) => {
-                // Projected from the fastest round so far per byte (a preempted round is no
-                // guide): the time to the first round is unknown, so that one always runs.
-                let bytes = (self.traffic)(self.sweep.points[i].size);
-                let cost = Duration::from_nanos((self.ns_per_byte * bytes as f64) as u64);
-                if now + cost > end {
-                    self.finish(None, Outcome::OutOfTime)
-                } else {
-                    return Some((i, cost));
-                }
+        let step = match decide(self.sweep.points(), self.never_wins) {
+            Step::Done(Some(c), Outcome::Decided) => {
+                nt_guard(self.sweep.points(), self.sweep.steady(), c, self.rule)
             }
+            step => step,
+        };
+        let (i, steady) = match step {
+            Step::Done(v, o) => {
+                self.finish(v, o);
+                return None;
+            }
+            Step::Measure(i) => (i, false),
+            Step::Confirm(i) => (i, true),
+        };
+        // Projected from the fastest round so far per byte (a preempted round is no guide):
+        // the time to the first round is unknown, so that one always runs.
+        let size = self.sweep.points[i].size;
+        let bytes = if steady {
+            steady_traffic(size)
+        } else {
+            (self.traffic)(size)
+        };
+        let cost = Duration::from_nanos((self.ns_per_byte * bytes as f64) as u64);
+        if now + cost > end {
+            self.finish(None, Outcome::OutOfTime);
+            return None;
         }
-        None
+        Some((i, steady, cost))
     }
 
     fn finish(&mut self, v: Option<usize>, o: Outcome) {
@@ -113,14 +144,70 @@ impl<'a> Progress<'a> {
         self.done = true;
     }
 
-    /// Records a round at point `i` that took `cost`.
-    fn record(&mut self, i: usize, ratio: f64, cost: Duration) {
-        let per_byte = cost.as_nanos() as f64 / (self.traffic)(self.sweep.points[i].size) as f64;
+    /// Records a round at point `i` (over a steady-state sample if `steady`) that took `cost`.
+    fn record(&mut self, i: usize, steady: bool, ratio: f64, cost: Duration) {
+        let size = self.sweep.points[i].size;
+        let bytes = if steady {
+            steady_traffic(size)
+        } else {
+            (self.traffic)(size)
+        };
+        let per_byte = cost.as_nanos() as f64 / bytes as f64;
         if self.ns_per_byte == 0.0 || per_byte < self.ns_per_byte {
             self.ns_per_byte = per_byte;
         }
-        record(&mut self.sweep.points[i], &mut self.rounds[i], ratio);
+        if steady {
+            record(&mut self.sweep.steady[i], &mut self.steady[i], ratio);
+        } else {
+            record(&mut self.sweep.points[i], &mut self.rounds[i], ratio);
+        }
     }
+}
+
+/// What an NT sweep's answer `c` (the lowest size from which streaming into a cached
+/// destination wins, with nothing losing above it) becomes against `rule`, the threshold in
+/// force. `Auto` runs on hot and on cold destinations, and the sweep measures hot ones only:
+/// - above the rule, the sizes between would stop streaming, which into a cold destination
+///   wins from a few KiB on every CPU measured (report sections 2 and 5: 1.5-2.9x at 4-16 MiB
+///   on the Zen 3, Zen 4 and Intel VMs): slower there, so the rule stays;
+/// - below it, every size between (`c` up to the rule) must be settled no slower hot over the
+///   sweep's samples (`pts`: a win or a tie by the sign test, at most 3 % below parity at the
+///   median) and a win over steady-state samples four times longer (`steady`). The sweep's
+///   samples are a cost compromise and can read a size as a win where the report's longer ones
+///   read a loss (Zen 3 VM, 2026-12-03: 4 MiB copies 1.16-1.74x in three calibrations of five,
+///   against 0.75-0.84x in the report's sections 2 and 5; the steady samples read 0.84-0.95x);
+///   a tie over the steady samples is no evidence that nothing gets slower, so the rule stays
+///   (`NotFaster`). The rule must lie within the sizes tried. Until each is settled it gets
+///   rounds (`Confirm` for the steady ones);
+/// - at it, confirmed.
+pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -> Step {
+    if c > rule {
+        return Step::Done(None, Outcome::Slower);
+    }
+    if c == rule {
+        return Step::Done(Some(c), Outcome::Decided);
+    }
+    if pts.last().is_none_or(|p| p.size < rule) {
+        return Step::Done(None, Outcome::Unmeasured);
+    }
+    for (i, (p, q)) in pts.iter().zip(steady).enumerate() {
+        if p.size < c || p.size >= rule {
+            continue;
+        }
+        match side(p) {
+            Side::Open => return Step::Measure(i),
+            Side::Lose => return Step::Done(None, Outcome::Slower),
+            _ if p.ratio < 1.0 - TIE => return Step::Done(None, Outcome::Slower),
+            _ => {}
+        }
+        match side(q) {
+            Side::Open => return Step::Confirm(i),
+            Side::Lose => return Step::Done(None, Outcome::Slower),
+            Side::Tie => return Step::Done(None, Outcome::NotFaster),
+            Side::Win => {}
+        }
+    }
+    Step::Done(Some(c), Outcome::Decided)
 }
 
 /// Bytes each op of a hot-destination round moves in its timed sample: the op runs
@@ -145,6 +232,21 @@ fn hot_traffic(size: usize) -> usize {
     2 * size * (hot_runs(size) + 1)
 }
 
+/// Bytes of a steady-state sample ([`nt_guard`]): four times [`HOT_SAMPLE`], twice the report's
+/// 16 MiB (the issue-28 probe, docs/performance.md: 4 MiB copies on the Zen 3 read 1.06 over
+/// 8 MiB samples, 0.96 over 16 MiB, 0.86 over 64 MiB).
+pub(super) const STEADY_SAMPLE: usize = 4 * HOT_SAMPLE;
+
+/// Runs of one op per steady-state sample at `size`.
+pub(super) fn steady_runs(size: usize) -> usize {
+    STEADY_SAMPLE.div_ceil(size.max(1)).max(1)
+}
+
+/// Bytes one steady-state round at `size` moves.
+fn steady_traffic(size: usize) -> usize {
+    2 * size * (steady_runs(size) + 1)
+}
+
 /// One round of a hot-destination pair at `size`: each op runs once untimed, which leaves the
 /// destination in that op's own steady state (cached after a temporal op, written back after
 /// a streamed one), then [`hot_runs`] times timed; the order flips every round. Returns
@@ -154,13 +256,24 @@ fn hot_traffic(size: usize) -> usize {
 /// timed runs would discard preempted runs too, but it favours the op whose time varies more,
 /// here the temporal one, whose cached lines other tenants of a shared L3 evict: that made
 /// fills at 4 MiB read 0.82-0.94 where single runs, and the report, read 1.0-1.2.)
+#[cfg(test)]
 pub(super) fn hot_round(
     op: &impl Fn(bool, usize),
     size: usize,
     round: u32,
     strict: bool,
 ) -> Option<(f64, Duration)> {
-    let runs = hot_runs(size);
+    hot_round_of(op, size, hot_runs(size), round, strict)
+}
+
+/// [`hot_round`] with `runs` timed runs per op.
+pub(super) fn hot_round_of(
+    op: &impl Fn(bool, usize),
+    size: usize,
+    runs: usize,
+    round: u32,
+    strict: bool,
+) -> Option<(f64, Duration)> {
     let start = Instant::now();
     let mut t = [0f64; 2];
     for k in 0..2 {
@@ -201,61 +314,71 @@ pub(super) fn preemptions() -> i64 {
 /// loaded that hardly a run goes unpreempted, the sign test has to do).
 pub(super) const RETRIES: u32 = 2;
 
-/// The copy and fill NT sweeps until both are settled or the budget is spent: each time the
-/// round projected cheaper of the two next rounds, so a sweep settled by small sizes is not
-/// kept waiting behind the other's large ones when the budget runs short.
+/// The copy and fill NT sweeps until both are settled or `end` (since `t0`) is reached: each
+/// time the round projected cheaper of the two next rounds, so a sweep settled by small sizes
+/// is not kept waiting behind the other's large ones when the budget runs short. `rules`: the
+/// thresholds in force (copies, fills), which an answer may only lower ([`nt_guard`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn nt_sweeps(
     copy: &mut Sweep,
     fill: &mut Sweep,
+    rules: (usize, usize),
     copy_op: impl Fn(bool, usize),
     fill_op: impl Fn(bool, usize),
     t0: Instant,
+    end: Duration,
 ) {
     let mut sweeps = [
-        Progress::new(copy, None, hot_traffic),
-        Progress::new(fill, None, hot_traffic),
+        Progress::new(copy, None, hot_traffic, rules.0),
+        Progress::new(fill, None, hot_traffic, rules.1),
     ];
     loop {
         let now = t0.elapsed();
-        let plans = [sweeps[0].next(now, BUDGET), sweeps[1].next(now, BUDGET)];
+        let plans = [sweeps[0].next(now, end), sweeps[1].next(now, end)];
         let which = match plans {
             [None, None] => break,
             [Some(_), None] => 0,
             [None, Some(_)] => 1,
-            [Some((_, a)), Some((_, b))] => usize::from(b < a),
+            [Some((_, _, a)), Some((_, _, b))] => usize::from(b < a),
         };
-        let (i, _) = plans[which].expect("chosen above");
+        let (i, steady, _) = plans[which].expect("chosen above");
         let p = &mut sweeps[which];
         let size = p.sweep.points[i].size;
-        let round = p.sweep.points[i].rounds;
+        let (round, runs) = if steady {
+            (p.sweep.steady[i].rounds, steady_runs(size))
+        } else {
+            (p.sweep.points[i].rounds, hot_runs(size))
+        };
         let strict = p.retries < RETRIES;
         let r = if which == 0 {
-            hot_round(&copy_op, size, round, strict)
+            hot_round_of(&copy_op, size, runs, round, strict)
         } else {
-            hot_round(&fill_op, size, round, strict)
+            hot_round_of(&fill_op, size, runs, round, strict)
         };
         match r {
             Some((r, cost)) => {
                 p.retries = 0;
-                p.record(i, r, cost);
+                p.record(i, steady, r, cost);
             }
             None => p.retries += 1,
         }
     }
 }
 
-/// The string-instruction sweeps, copies then fills, into cold destinations: each timed
-/// sample is a run of `Temporal` ops into successive slots of the destination (about
-/// `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for a
-/// buffer the program has not touched lately (where the string instruction's saving, no
-/// read-for-ownership of lines it overwrites whole, shows). The copies' source is hot and
-/// 24 bytes off the destination's line alignment (the string move's weaker case on some AMD
-/// parts).
+/// The string-instruction sweeps, copies then fills, each into cold and hot destinations.
+/// Cold: each timed sample is a run of `Temporal` ops into successive slots of the destination
+/// (about `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for
+/// a buffer the program has not touched lately (where the string instruction's saving, no
+/// read-for-ownership of lines it overwrites whole, shows). Hot: the same number of ops into
+/// the first slot again and again, after one untimed (section 2's and 6's hot destination,
+/// where the string instruction's start-up shows). The copies' source is hot and 24 bytes off
+/// the destination's line alignment (the string move's weaker case on some AMD parts).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn rep_sweeps(
     k: &Kernels,
     cpu: &Cpu,
-    movsb: &mut Sweep,
-    stosb: &mut Sweep,
+    movsb: (&mut Sweep, &mut Sweep),
+    stosb: (&mut Sweep, &mut Sweep),
     src: &Map,
     dst: &Map,
     t0: Instant,
@@ -265,13 +388,18 @@ pub(super) fn rep_sweeps(
     };
     let cold = |bytes: usize| {
         // SAFETY: `op` runs here (checked above; `clflush` comes with SSE2); the range lies in
-        // the destination mapping (`bytes <= 2 * REP_SAMPLE < MEMORY_BUDGET`).
+        // the destination mapping (`bytes <= REP_EXTENT < MEMORY_BUDGET`).
         unsafe {
             crate::arch::flush_range(op, dst.ptr, bytes);
             crate::arch::flush_fence(op);
         }
     };
     let src24 = src.ptr.wrapping_add(24).cast_const();
+    // Fault in every destination page the sweeps write, untimed: a page first touched inside a
+    // timed sample charged its fault to whichever loop ran first (read as the string move
+    // 6-85x faster at the first 1 KiB and 256 KiB rounds on the Zen 3 VM).
+    // SAFETY: `REP_EXTENT < MEMORY_BUDGET`, inside the destination mapping.
+    unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT) };
     let end = t0.elapsed() + REP_BUDGET;
     rep_sweep(movsb, &tune::REP_MOVSB, end, t0, &cold, |size, slot| {
         // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
@@ -284,23 +412,115 @@ pub(super) fn rep_sweeps(
     });
 }
 
-/// Bytes one string-instruction round at `size` moves: two samples of [`REP_SAMPLE`] bytes.
+/// Bytes one string-instruction round at `size` moves: four samples of [`REP_SAMPLE`] bytes
+/// (cold and hot, each loop) and the hot samples' untimed runs.
 fn rep_traffic(size: usize) -> usize {
-    2 * (REP_SAMPLE / size).max(1) * size
+    (4 * (REP_SAMPLE / size).max(1) + 2) * size
 }
 
-/// One string-instruction sweep: at each size, `REP_SAMPLE` bytes of `op(size, slot)` into
-/// flushed slots (`cold(bytes)` flushes them) with `cell` at `usize::MAX` (the vector loop),
-/// then at 0 (the string instruction), in alternating order. `cell` is restored at the end; if
-/// another thread stored into it meanwhile, its value stays and the sweep is left unmeasured.
+/// Whether the string instruction is slower than the vector loop at a point (the ratio is
+/// vector time ÷ string time): by the sign test, or, once settled, by more than `TIE` at the
+/// median. A point still open counts by its median alone (below parity: slower).
+fn string_slower(p: &Point) -> bool {
+    match side(p) {
+        Side::Lose => true,
+        Side::Open => p.rounds > 0 && p.ratio < 1.0,
+        _ => p.ratio < 1.0 - TIE,
+    }
+}
+
+/// Whether the string instruction is faster at a point, by the sign test (settled).
+fn string_faster(p: &Point) -> bool {
+    side(p) == Side::Win
+}
+
+/// The next step of a string-instruction sweep: `cold` and `hot` are the ratios (vector time ÷
+/// string time) at the same sizes, smallest first; `rule` the threshold in force (`usize::MAX`
+/// never). Every size gets one round first. The threshold measured, `t`, is the lowest size that
+/// the string instruction wins (hot or cold, by the sign test) in the tail of sizes where it is
+/// slower nowhere (hot nor cold); ties at the bottom of that tail do not lower it, and an open
+/// size below `t` in the tail gets rounds first (it may win). Never when it is slower at the
+/// largest size. `t` replaces the rule only where that makes nothing slower and something
+/// faster, and only where it was measured:
+/// - the sizes it hands from one loop to the other (`t` up to the rule, or the rule up to `t`)
+///   must lie within the sizes tried (so on a CPU whose rule is never or past the largest size,
+///   only never is confirmed: `Unmeasured`);
+/// - lowering: the string instruction no slower at each of them, hot and cold, and faster at
+///   one;
+/// - raising: the string instruction faster at none of them, hot or cold (else `Slower`: a
+///   size where it wins cold and loses hot is a trade, and the rule stays), and slower at one
+///   (else `NotFaster`).
+///
+/// Each of those sizes is settled by the sign test first (rounds go to the one with fewest);
+/// `t` at the rule confirms it.
+pub(super) fn rep_decide(cold: &[Point], hot: &[Point], rule: usize) -> Step {
+    let n = cold.len().min(hot.len());
+    if n == 0 {
+        return Step::Done(None, Outcome::NotMeasured);
+    }
+    if let Some(i) = (0..n).find(|&i| cold[i].rounds == 0 || hot[i].rounds == 0) {
+        return Step::Measure(i);
+    }
+    let open = |i: usize| side(&cold[i]) == Side::Open || side(&hot[i]) == Side::Open;
+    let slower = |i: usize| string_slower(&cold[i]) || string_slower(&hot[i]);
+    let faster = |i: usize| string_faster(&cold[i]) || string_faster(&hot[i]);
+    let tail = (0..n).rev().take_while(|&i| !slower(i)).last();
+    let t = match tail {
+        None => usize::MAX,
+        Some(s) => match (s..n).find(|&i| faster(i) || open(i)) {
+            Some(i) if open(i) && !faster(i) => return Step::Measure(i),
+            Some(i) => cold[i].size,
+            // Slower nowhere in the tail, faster nowhere either: whichever loop runs there.
+            None if rule == usize::MAX => return Step::Done(Some(rule), Outcome::Decided),
+            None => return Step::Done(None, Outcome::NotFaster),
+        },
+    };
+    if t == rule {
+        return Step::Done(Some(rule), Outcome::Decided);
+    }
+    let (lo, hi) = (t.min(rule), t.max(rule));
+    if lo < cold[0].size || hi > cold[n - 1].size {
+        return Step::Done(None, Outcome::Unmeasured);
+    }
+    let changed = (0..n).filter(|&i| (lo..hi).contains(&cold[i].size));
+    let unsettled = changed
+        .clone()
+        .filter(|&i| open(i))
+        .min_by_key(|&i| cold[i].rounds.min(hot[i].rounds));
+    if let Some(i) = unsettled {
+        return Step::Measure(i);
+    }
+    let lowering = t < rule;
+    let mut gains = false;
+    for i in changed {
+        if lowering && slower(i) || !lowering && faster(i) {
+            return Step::Done(None, Outcome::Slower);
+        }
+        gains |= if lowering { faster(i) } else { slower(i) };
+    }
+    if gains {
+        Step::Done(Some(t), Outcome::Decided)
+    } else {
+        Step::Done(None, Outcome::NotFaster)
+    }
+}
+
+/// One string-instruction sweep into `sweeps` (cold, hot): each round at a size times
+/// `REP_SAMPLE` bytes of `op(size, slot)` into flushed slots (`cold(bytes)` flushes them), then
+/// into slot 0 again and again after one untimed op, each with `cell` at `usize::MAX` (the
+/// vector loop) and at 0 (the string instruction), in alternating order; [`rep_decide`] says
+/// where the next round goes and what is decided. `cell` is restored at the end; if another
+/// thread stored into it meanwhile, its value stays and the sweep is left unmeasured. Both
+/// sweeps get the decision.
 pub(super) fn rep_sweep(
-    sweep: &mut Sweep,
+    sweeps: (&mut Sweep, &mut Sweep),
     cell: &AtomicUsize,
     end: Duration,
     t0: Instant,
     cold: &impl Fn(usize),
     op: impl Fn(usize, usize),
 ) {
+    let (cs, hs) = sweeps;
     let saved = cell.load(Ordering::Relaxed);
     let mut ours = saved;
     let mut set = |v: usize| -> bool {
@@ -313,32 +533,56 @@ pub(super) fn rep_sweep(
         ok
     };
     let mut lost = false;
-    {
-        let mut p = Progress::new(sweep, Some(usize::MAX), rep_traffic);
-        'sweep: while let Some((i, _)) = p.next(t0.elapsed(), end) {
-            let size = p.sweep.points[i].size;
-            let round = p.sweep.points[i].rounds;
-            let runs = (REP_SAMPLE / size).max(1);
-            let start = Instant::now();
-            let mut t = [0f64; 2];
+    let mut all = [[[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS]; 2];
+    let mut ns_per_byte = 0.0f64;
+    let (decided, outcome) = 'sweep: loop {
+        let i = match rep_decide(cs.points(), hs.points(), saved) {
+            Step::Done(v, o) => break 'sweep (v, o),
+            Step::Measure(i) | Step::Confirm(i) => i,
+        };
+        let size = cs.points[i].size;
+        let round = cs.points[i].rounds;
+        let cost = Duration::from_nanos((ns_per_byte * rep_traffic(size) as f64) as u64);
+        if round >= MAX_ROUNDS || t0.elapsed() + cost > end {
+            break 'sweep (None, Outcome::OutOfTime);
+        }
+        let runs = (REP_SAMPLE / size).max(1);
+        let start = Instant::now();
+        let mut t = [[0f64; 2]; 2];
+        for (hot, times) in t.iter_mut().enumerate() {
             for k in 0..2 {
                 let rep = (round + k) % 2 == 1;
                 if !set(if rep { 0 } else { usize::MAX }) {
                     lost = true;
-                    break 'sweep;
+                    break 'sweep (None, Outcome::NotMeasured);
                 }
-                cold(runs * size);
+                if hot == 1 {
+                    op(size, 0);
+                } else {
+                    cold(runs * size);
+                }
                 let s = Instant::now();
                 for slot in 0..runs {
-                    op(size, slot);
+                    op(size, if hot == 1 { 0 } else { slot });
                 }
-                t[usize::from(rep)] = s.elapsed().as_nanos().max(1) as f64;
+                times[usize::from(rep)] = s.elapsed().as_nanos().max(1) as f64;
             }
-            p.record(i, t[0] / t[1], start.elapsed());
         }
-    }
-    if lost || !set(saved) {
-        sweep.decided = None;
-        sweep.outcome = Outcome::NotMeasured;
+        let spent = start.elapsed();
+        let per_byte = spent.as_nanos() as f64 / rep_traffic(size) as f64;
+        if ns_per_byte == 0.0 || per_byte < ns_per_byte {
+            ns_per_byte = per_byte;
+        }
+        record(&mut cs.points[i], &mut all[0][i], t[0][0] / t[0][1]);
+        record(&mut hs.points[i], &mut all[1][i], t[1][0] / t[1][1]);
+    };
+    let (decided, outcome) = if lost || !set(saved) {
+        (None, Outcome::NotMeasured)
+    } else {
+        (decided, outcome)
+    };
+    for s in [cs, hs] {
+        s.decided = decided;
+        s.outcome = outcome;
     }
 }

@@ -2,10 +2,15 @@
 
 use core::time::Duration;
 
-use super::frames::{decided_engine, engine_check, ENGINE_BUDGET};
-use super::result::{Calibration, Outcome, Point, Sweep};
+use super::frames::{
+    blank_trial, decided_engine, engine_check, evidence, job_decision, ENGINE_BUDGET, ENGINE_ROUNDS,
+};
+use super::result::{
+    Calibration, Decision, EngineCheck, Outcome, Point, Sweep, Verdict, WorkingSet, MAX_ENGINES,
+    SETS,
+};
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS};
-use super::sweep::{hot_round, hot_runs, nt_sizes, HOT_SAMPLE};
+use super::sweep::{hot_round, hot_runs, nt_guard, nt_sizes, rep_decide, HOT_SAMPLE};
 use super::*;
 use crate::backend::NAMES;
 use crate::cpu::engine::{Backend, Edges, Engine};
@@ -190,6 +195,8 @@ fn the_line_has_the_decided_fields() {
         fill_sweep: Sweep::new(&[]),
         rep_movsb_sweep: Sweep::new(&[]),
         fill_rep_sweep: Sweep::new(&[]),
+        rep_movsb_hot: Sweep::new(&[]),
+        fill_rep_hot: Sweep::new(&[]),
         engine: None,
         engine_check: engine_check(&crate::arch::detect(), ENGINE_BUDGET),
         base: tuning(),
@@ -300,4 +307,318 @@ fn a_calibration_measures_within_its_budget_and_applies() {
     let before = (rep_movsb_threshold(), fill_rep_threshold());
     let _ = run(k, tuning());
     assert_eq!(before, (rep_movsb_threshold(), fill_rep_threshold()));
+}
+
+/// `ENGINE_ROUNDS` rounds of (candidate time ÷ the rule's): `fast` rounds at `a`, the rest at
+/// `b`.
+fn rounds(fast: usize, a: f64, b: f64) -> [f64; ENGINE_ROUNDS as usize] {
+    core::array::from_fn(|i| if i < fast { a } else { b })
+}
+
+/// One working set's rounds.
+type Rounds = [f64; ENGINE_ROUNDS as usize];
+
+/// Evidence on every working set (in `WorkingSet::ALL`'s order) from their rounds.
+fn sets(r: [Rounds; SETS]) -> [super::result::Evidence; SETS] {
+    core::array::from_fn(|i| evidence(WorkingSet::ALL[i], &r[i]))
+}
+
+/// The same on every working set: ratios scattered evenly about parity.
+const SAME: Rounds = [0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 0.99, 1.01];
+
+/// A measured check against `rule`: each candidate with its `Temporal` and streamed rounds.
+fn check(rule: Engine, cands: &[(Engine, [Rounds; SETS], [Rounds; SETS])]) -> EngineCheck {
+    let mut c = EngineCheck {
+        rule,
+        trials: [blank_trial(rule); MAX_ENGINES],
+        len: cands.len() + 1,
+        outcome: Outcome::Decided,
+    };
+    let ones = [[1.0; ENGINE_ROUNDS as usize]; SETS];
+    c.trials[0].temporal_on = sets(ones);
+    c.trials[0].stream_on = sets(ones);
+    c.trials[0].decision = (Decision::Rule, Decision::Rule);
+    for (t, &(e, tr, sr)) in c.trials[1..].iter_mut().zip(cands) {
+        *t = blank_trial(e);
+        t.temporal_on = sets(tr);
+        t.stream_on = sets(sr);
+        t.decision = (job_decision(&t.temporal_on), job_decision(&t.stream_on));
+    }
+    c
+}
+
+/// A calibration that decided nothing but `engine_check`'s engine.
+fn with_engine(check: EngineCheck) -> Calibration {
+    Calibration {
+        copy: None,
+        fill: None,
+        rep_movsb: None,
+        fill_rep: None,
+        elapsed: Duration::ZERO,
+        copy_sweep: Sweep::new(&[]),
+        fill_sweep: Sweep::new(&[]),
+        rep_movsb_sweep: Sweep::new(&[]),
+        fill_rep_sweep: Sweep::new(&[]),
+        rep_movsb_hot: Sweep::new(&[]),
+        fill_rep_hot: Sweep::new(&[]),
+        engine: Some(decided_engine(&check)),
+        engine_check: check,
+        base: crate::tuning(),
+    }
+}
+
+fn line(c: &Calibration) -> Line {
+    use core::fmt::Write;
+    let mut s = Line::default();
+    write!(s, "{c}").unwrap();
+    s
+}
+
+#[test]
+fn the_sign_test_judges_each_working_set() {
+    use Verdict::*;
+    let r = |fast, a, b| evidence(WorkingSet::Calls, &rounds(fast, a, b)).verdict;
+    // 7 of 9 rounds 17 % faster: faster. 8 of 9 needed within 10 % of parity.
+    assert_eq!(r(7, 0.83, 1.05), Faster);
+    assert_eq!(r(7, 0.93, 1.05), Same);
+    assert_eq!(r(8, 0.93, 1.05), Faster);
+    // Faster in most rounds but by less than the margin at the median: the same.
+    assert_eq!(r(9, 0.97, 1.0), Same);
+    // Slower in 8 of 9, or by more than 3 % at the median however the rounds split.
+    assert_eq!(r(1, 0.9, 1.02), Slower);
+    assert_eq!(r(4, 0.99, 1.05), Slower);
+    assert_eq!(evidence(WorkingSet::Calls, &SAME).verdict, Same);
+    // The rule against itself, and too few rounds.
+    assert_eq!(r(0, 1.0, 1.0), Same);
+    assert_eq!(evidence(WorkingSet::Calls, &[0.5, 0.5]).verdict, Unsettled);
+    assert_eq!(evidence(WorkingSet::Calls, &[]).verdict, Unsettled);
+}
+
+#[test]
+fn a_candidate_slower_on_one_working_set_is_not_taken() {
+    // The Intel Xeon's case (../shared/machines/intel-xeon-f6m207-2026-12-03.txt, 7b, 7c and
+    // the line applied): SSE2 0.83x the rule on flushed slots in 7 of 9 rounds, but slower on
+    // a ring the caches hold and 0.55-0.69x glibc on calls of 96 B-1 KiB.
+    let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
+    let sse2 = Engine::new(Backend::Sse2, Backend::Sse2, Edges::Overlap);
+    let faster_cold = rounds(7, 0.83, 1.05);
+    let slow_calls = rounds(0, 1.0, 1.6);
+    let c = check(
+        avx512,
+        &[(
+            sse2,
+            [
+                faster_cold,
+                rounds(1, 0.95, 1.15),
+                slow_calls,
+                slow_calls,
+                SAME,
+            ],
+            [rounds(0, 1.0, 1.47), SAME, SAME, SAME, SAME],
+        )],
+    );
+    let t = c.trials()[1];
+    assert_eq!(t.temporal_on[0].verdict, Verdict::Faster);
+    assert_eq!(t.decision.0, Decision::Slower(WorkingSet::HotRing));
+    assert_eq!(t.decision.1, Decision::Slower(WorkingSet::ColdRing));
+    assert_eq!(decided_engine(&c), avx512);
+    // The rule stays, and the line leaves every engine field out.
+    let cal = with_engine(c);
+    assert_eq!(line(&cal).as_str(), "CACHECOPY_TUNE=");
+    assert_eq!(cal.tuning().engine, cal.base.engine);
+    // Faster on both rings and most calls but slower on the shortest: still not taken.
+    let c = check(
+        avx512,
+        &[(
+            sse2,
+            [faster_cold, faster_cold, slow_calls, faster_cold, SAME],
+            [SAME; SETS],
+        )],
+    );
+    assert_eq!(
+        c.trials()[1].decision.0,
+        Decision::Slower(WorkingSet::ShortCalls)
+    );
+    assert_eq!(decided_engine(&c), avx512);
+}
+
+#[test]
+fn a_candidate_is_taken_for_the_job_it_wins_alone() {
+    let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
+    let avx2 = Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap);
+    // AVX2 streams frames faster (cold ring), the same elsewhere; its Temporal job is the
+    // same everywhere: only the streamed job changes.
+    let c = check(
+        avx512,
+        &[(
+            avx2,
+            [SAME; SETS],
+            [rounds(9, 0.6, 1.0), SAME, SAME, SAME, SAME],
+        )],
+    );
+    assert_eq!(c.trials()[1].decision.0, Decision::NotFaster);
+    let e = decided_engine(&c);
+    assert_eq!(
+        e,
+        Engine::new(Backend::Avx512, Backend::Avx2, Edges::Overlap)
+    );
+    let cal = with_engine(c);
+    let l = line(&cal);
+    assert_eq!(l.as_str(), "CACHECOPY_TUNE=stream=avx2,edges=overlap");
+    // It reads back as the record the calibration installs.
+    let runs = tune::Runs {
+        backends: &Backend::ALL,
+        flush: 0,
+    };
+    let mut back = cal.base;
+    back.read_line(&l.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
+    assert_eq!(back, cal.tuning());
+    assert_eq!(back.engine.stream, Backend::Avx2);
+    assert_eq!(back.engine.temporal, cal.base.engine.temporal);
+}
+
+#[test]
+fn one_engine_has_one_edge_store() {
+    // On a Zen 4-like rule (AVX2), AVX-512 with masked edges is faster for the Temporal job
+    // and AVX-512 with overlapping edges for the streamed one: one engine cannot run both, so
+    // the combination that gains most of those whose every changed job was measured wins.
+    let avx2 = Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap);
+    let masked = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Masked);
+    let overlap = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
+    let c = check(
+        avx2,
+        &[
+            (
+                masked,
+                [rounds(9, 0.9, 1.0), SAME, SAME, SAME, SAME],
+                [SAME; SETS],
+            ),
+            (
+                overlap,
+                [SAME; SETS],
+                [rounds(9, 0.7, 1.0), SAME, SAME, SAME, SAME],
+            ),
+        ],
+    );
+    let e = decided_engine(&c);
+    assert_eq!(
+        e,
+        Engine::new(Backend::Avx2, Backend::Avx512, Edges::Overlap)
+    );
+    let cal = with_engine(c);
+    let t = cal.engine_check.trials();
+    assert_eq!(t[1].decision.0, Decision::Taken);
+    let mut c = cal.engine_check;
+    super::frames::mark(&mut c, e);
+    assert_eq!(c.trials()[1].decision.0, Decision::Beaten);
+    assert_eq!(c.trials()[2].decision.1, Decision::Taken);
+}
+
+#[test]
+fn an_nt_threshold_is_only_lowered_and_only_where_measured() {
+    use Step::*;
+    // Sizes 1, 2, 4, 8 (see `pts`); the steady-state rounds agree unless said.
+    let won = pts(&[(2, 0, 0.5), (2, 2, 1.3), (2, 2, 1.4), (2, 2, 1.5)]);
+    // Above the rule: cold destinations between would stop streaming.
+    assert_eq!(nt_guard(&won, &won, 2, 1), Done(None, Outcome::Slower));
+    assert_eq!(nt_guard(&won, &won, 2, 2), Done(Some(2), Outcome::Decided));
+    // Below it: every size between settled no slower, over both samples.
+    assert_eq!(nt_guard(&won, &won, 2, 8), Done(Some(2), Outcome::Decided));
+    let open = pts(&[(2, 0, 0.5), (2, 2, 1.3), (0, 0, f64::NAN), (2, 2, 1.5)]);
+    assert_eq!(nt_guard(&open, &won, 2, 8), Measure(2));
+    let lost = pts(&[(2, 0, 0.5), (2, 2, 1.3), (9, 4, 0.95), (2, 2, 1.5)]);
+    assert_eq!(nt_guard(&lost, &won, 2, 8), Done(None, Outcome::Slower));
+    // The sweep's samples won where the steady ones have not run: a steady round first; where
+    // they lose (the Zen 3's 4 MiB copies), the rule stays.
+    assert_eq!(nt_guard(&won, &open, 2, 8), Confirm(2));
+    let lost_steady = pts(&[(2, 0, 0.5), (2, 2, 1.3), (2, 0, 0.85), (2, 2, 1.5)]);
+    assert_eq!(
+        nt_guard(&won, &lost_steady, 2, 8),
+        Done(None, Outcome::Slower)
+    );
+    // A tie over the steady samples is not enough: nothing shows no size gets slower.
+    assert_eq!(nt_guard(&won, &lost, 2, 8), Done(None, Outcome::NotFaster));
+    // A rule past the sizes tried: the sizes up to it were not measured.
+    assert_eq!(nt_guard(&won, &won, 2, 16), Done(None, Outcome::Unmeasured));
+}
+
+/// String sweep points at 1, 2, 4, ... KiB.
+fn kib(v: &[(u32, u32, f64)]) -> Vec<Point> {
+    let mut p = pts(v);
+    for q in &mut p {
+        q.size <<= 10;
+    }
+    p
+}
+
+#[test]
+fn a_string_threshold_rests_on_hot_and_cold() {
+    use Step::*;
+    let k = 1 << 10;
+    let tie = (9, 5, 1.0);
+    // Every size gets a round first.
+    let none = kib(&[(0, 0, f64::NAN); 4]);
+    assert_eq!(rep_decide(&none, &none, 2 * k), Measure(0));
+    // The Intel copies' shape: into a cold destination the string move loses at 1-2 KiB, ties
+    // at 4 KiB, wins from 8 KiB; hot it ties. The rule (2 KiB) rises to 8 KiB (the first
+    // win; the tie at 4 KiB does not lower it), and the sizes handed to the vector loop
+    // (2-4 KiB) lose nothing.
+    let cold = kib(&[(2, 0, 0.59), (2, 0, 0.71), tie, (2, 2, 1.19), (2, 2, 1.74)]);
+    let hot = kib(&[tie; 5]);
+    assert_eq!(
+        rep_decide(&cold, &hot, 2 * k),
+        Done(Some(8 * k), Outcome::Decided)
+    );
+    // Hot, the string move wins at 2 KiB: raising the rule would slow that size down.
+    let mut hot2 = hot.clone();
+    hot2[1] = kib(&[(0, 0, 0.0), (2, 2, 1.3)])[1];
+    assert_eq!(rep_decide(&cold, &hot2, 2 * k), Done(None, Outcome::Slower));
+    // The Zen 3 fills' shape: cold the string store ties or wins from 2 KiB, hot it loses
+    // up to 8 KiB. Against a rule of 16 KiB the threshold stays (it would hand 2-8 KiB to a
+    // store that loses hot); with the rule past the sizes tried nothing is decided.
+    let cold = kib(&[tie, (2, 2, 1.2), (2, 2, 1.2), (2, 2, 1.2), (2, 2, 1.2)]);
+    let hot = kib(&[(2, 0, 0.5), (2, 0, 0.5), (2, 0, 0.6), (2, 0, 0.8), tie]);
+    assert_eq!(
+        rep_decide(&cold, &hot, 16 * k),
+        Done(Some(16 * k), Outcome::Decided)
+    );
+    assert_eq!(rep_decide(&cold, &hot, 8 * k), Done(None, Outcome::Slower));
+    assert_eq!(
+        rep_decide(&cold, &hot, usize::MAX),
+        Done(None, Outcome::Unmeasured)
+    );
+    assert_eq!(
+        rep_decide(&cold, &hot, 32 << 20),
+        Done(None, Outcome::Unmeasured)
+    );
+    // Lowering needs a win at a size it moves; ties alone keep the rule.
+    let hot = kib(&[tie; 5]);
+    assert_eq!(
+        rep_decide(&cold, &hot, 8 * k),
+        Done(Some(2 * k), Outcome::Decided)
+    );
+    let cold = kib(&[tie; 5]);
+    assert_eq!(
+        rep_decide(&cold, &hot, 8 * k),
+        Done(None, Outcome::NotFaster)
+    );
+    assert_eq!(
+        rep_decide(&cold, &hot, usize::MAX),
+        Done(Some(usize::MAX), Outcome::Decided)
+    );
+    // Slower at the largest size: never, the rule where it is never.
+    let cold = kib(&[(2, 0, 0.5); 3]);
+    let hot = kib(&[tie; 3]);
+    assert_eq!(
+        rep_decide(&cold, &hot, usize::MAX),
+        Done(Some(usize::MAX), Outcome::Decided)
+    );
+    assert_eq!(
+        rep_decide(&cold, &hot, 2 * k),
+        Done(None, Outcome::Unmeasured)
+    );
+    // An open size the decision moves gets the next round.
+    let cold = kib(&[(2, 0, 0.59), (1, 1, 1.2), (2, 2, 1.3)]);
+    let hot = kib(&[tie, (1, 1, 1.1), tie]);
+    assert_eq!(rep_decide(&cold, &hot, 4 * k), Measure(1));
 }
