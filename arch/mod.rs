@@ -9,7 +9,8 @@
 //! - `STREAM_LINE`: the granularity at which streamed and ordinary stores are kept apart;
 //! - `stream_fence()`: orders streamed stores before any later store (run before returning);
 //! - `flush_range(op, ptr, len)`, `flush_fence(op)`: write lines back to memory, then wait;
-//! - `prefetch_write(ptr, len)`: a hint to fetch lines that ordinary stores will write;
+//! - `prefetch_write(ptr, len)`, `prefetch_line(ptr)`: a hint to fetch lines (or the one line)
+//!   that ordinary stores will write;
 //! - `detect() -> Cpu`: what the CPU has.
 
 /// Runs `asm!($insn, in(reg) line, options(nostack, preserves_flags, $opt...))` for the address

@@ -33,6 +33,13 @@ pub(crate) unsafe fn flush_range(_op: FlushOp, _p: *const u8, _len: usize) {}
 #[inline(always)]
 pub(crate) unsafe fn prefetch_write(_p: *const u8, _len: usize) {}
 
+/// No prefetch instruction is known here: nothing to do.
+///
+/// # Safety
+/// None; `unsafe` for symmetry with other targets.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_line(_p: *const u8) {}
+
 /// # Safety
 /// None; `unsafe` for symmetry with other targets.
 #[inline(always)]

@@ -133,6 +133,21 @@ pub(crate) unsafe fn prefetch_write(p: *const u8, len: usize) {
     each_line!(p, len, dcache_line(), "prfm pstl1keep, [{0}]", readonly);
 }
 
+/// [`prefetch_write`] of the one line holding `p`.
+///
+/// # Safety
+/// None (a prefetch of any address is harmless); `unsafe` for symmetry with `flush_range`.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_line(p: *const u8) {
+    // SAFETY: `prfm` never faults, whatever the address; it is base A64.
+    #[cfg(not(miri))]
+    unsafe {
+        core::arch::asm!("prfm pstl1keep, [{0}]", in(reg) p, options(nostack, preserves_flags, readonly))
+    };
+    #[cfg(miri)]
+    let _ = p;
+}
+
 /// Cleans every line holding a byte of `p..p + len` with `op`.
 ///
 /// Data-cache maintenance by address is ordered after earlier stores to the same line in

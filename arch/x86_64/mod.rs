@@ -129,6 +129,21 @@ pub(crate) unsafe fn prefetch_write(p: *const u8, len: usize) {
     each_line!(p, len, STREAM_LINE, "prefetcht0 [{0}]", readonly);
 }
 
+/// [`prefetch_write`] of the one line holding `p`.
+///
+/// # Safety
+/// None (a prefetch of any address is harmless); `unsafe` for symmetry with `flush_range`.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_line(p: *const u8) {
+    // SAFETY: a prefetch never faults, whatever the address (see `prefetch_write`).
+    #[cfg(not(miri))]
+    unsafe {
+        core::arch::asm!("prefetcht0 [{0}]", in(reg) p, options(nostack, preserves_flags, readonly))
+    };
+    #[cfg(miri)]
+    let _ = p;
+}
+
 /// Writes back every line holding a byte of `p..p + len` with `op`.
 ///
 /// # Safety

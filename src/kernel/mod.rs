@@ -311,8 +311,30 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
 pub(crate) const STREAM_MIN: usize = 1024;
 const _: () = assert!(STREAM_MIN >= 2 * STREAM_LINE);
 
+/// Asks for the partial lines at the two ends of `dst..dst + len` (those the streamed span
+/// writes with ordinary stores) to be fetched now, so that their read-for-ownership overlaps the
+/// streaming of the lines between instead of holding up every store queued behind the ordinary
+/// ones (stores commit in order).
+#[inline(always)]
+pub(crate) fn prefetch_ends(dst: *mut u8, len: usize) {
+    let (start, end) = (dst as usize, (dst as usize).wrapping_add(len));
+    // SAFETY: a prefetch is a hint that never faults and writes nothing.
+    unsafe {
+        if start & (STREAM_LINE - 1) != 0 {
+            arch::prefetch_line(dst);
+        }
+        if end & (STREAM_LINE - 1) != 0 && len != 0 {
+            arch::prefetch_line(dst.wrapping_add(len - 1));
+        }
+    }
+}
+
 /// Streams the whole lines of `dst..dst + len` and writes the partial lines at both ends with
 /// ordinary stores. Returns `(head, body_end)`: the streamed bytes are `head..body_end`. No fence.
+///
+/// The partial lines are prefetched first and written last ([`prefetch_ends`]): an ordinary
+/// store into a line that is not cached waits for its read-for-ownership, and every later store
+/// waits behind it, the streaming ones included (docs/engine.md, "The frame's store stream").
 ///
 /// # Safety
 /// As [`temporal`], and `len >= 2 * STREAM_LINE`. The caller fences before returning.
@@ -324,10 +346,10 @@ pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
 ) -> (usize, usize) {
     let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
     let body_end = head + ((len - head) & !(STREAM_LINE - 1));
+    prefetch_ends(dst, len);
     // SAFETY: `head < STREAM_LINE <= len` and `body_end <= len`; every streamed register is
     // `V::BYTES`-aligned because `dst + head` is line-aligned and `V::BYTES` divides the line.
     unsafe {
-        temporal::<V, S>(dst, src, head);
         let mut off = head;
         while off < body_end {
             let mut i = 0;
@@ -337,6 +359,7 @@ pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
             }
             off += STREAM_LINE;
         }
+        temporal::<V, S>(dst, src, head);
         temporal::<V, S>(dst.add(body_end), src.skip(body_end), len - body_end);
     }
     (head, body_end)

@@ -454,12 +454,14 @@ unsafe fn stream_span<V: Checksum>(
 ) -> (u64, usize, usize) {
     let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
     let body_end = head + ((len - head) & !(STREAM_LINE - 1));
+    // The partial lines prefetched first and written last, as in the copy kernel's
+    // `stream_span`.
+    super::prefetch_ends(dst, len);
     // SAFETY: `head < STREAM_LINE <= len`, `body_end <= len`; `dst + head` is line-aligned and
     // `body_end - head` whole lines, so the streamed span has no partial register.
     unsafe {
-        let s = span::<V, Plain>(src, Plain(dst), head);
         let body = span::<V, Stream>(src.add(head), Stream(dst.add(head)), body_end - head);
-        let s = block_add(s, body, head);
+        let s = block_add(span::<V, Plain>(src, Plain(dst), head), body, head);
         let tail = span::<V, Plain>(src.add(body_end), Plain(dst.add(body_end)), len - body_end);
         (block_add(s, tail, body_end), head, body_end)
     }
