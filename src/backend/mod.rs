@@ -10,7 +10,7 @@ pub use crate::cpu::engine::Backend;
 use crate::cpu::engine::{Edges, Engine};
 use crate::cpu::Features;
 use crate::cpu::FlushOp;
-use crate::kernel::gather::Gather;
+use crate::kernel::gather::{At, Gather, Seg};
 
 pub(crate) mod store;
 
@@ -71,13 +71,13 @@ pub(crate) struct IterKernels {
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
     /// As `copy_flush`, with a repeated byte.
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
-    /// Appends bytes to a [`Gather`].
-    pub(crate) gather_append: unsafe fn(&mut Gather, *const u8, usize),
-    /// As `gather_append`, returning the piece's checksum (not folded).
-    pub(crate) gather_append_sum: unsafe fn(&mut Gather, *const u8, usize) -> u64,
-    /// Writes a [`Gather`]'s pending partial line (and with an op, writes back every line
-    /// written with ordinary stores).
-    pub(crate) gather_finish: unsafe fn(&mut Gather, Option<FlushOp>),
+    /// Appends bytes of a segment list to a [`Gather`], walking the segments itself.
+    pub(crate) gather_segs: unsafe fn(&mut Gather, *const Seg, usize, At, usize) -> At,
+    /// As `gather_segs`, adding every line it streams to the writer's checksum.
+    pub(crate) gather_segs_sum: unsafe fn(&mut Gather, *const Seg, usize, At, usize) -> At,
+    /// Writes a [`Gather`]'s pending partial line (and with an op, writes back every line of
+    /// the whole destination, `(start, len)`, written with ordinary stores).
+    pub(crate) gather_finish: unsafe fn(&mut Gather, *mut u8, usize, Option<FlushOp>),
     /// As `copy_stream`, returning the piece's checksum (folded to 16 bits).
     pub(crate) csum_copy_stream: unsafe fn(*mut u8, *const u8, usize) -> u32,
     /// As `copy_flush`, returning the piece's checksum (folded to 16 bits).
@@ -105,7 +105,7 @@ macro_rules! entry {
 macro_rules! kernels {
     ($name:ident = $engine:expr, $v:ty $(, $feature:literal)?) => {
         static $name: Kernels = {
-            use crate::kernel::gather::{gather_append, gather_finish, stream_piece};
+            use crate::kernel::gather::{gather_finish, gather_segs, stream_piece};
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
             entry!([$($feature)?] extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) =
@@ -137,12 +137,15 @@ macro_rules! kernels {
                 flush_unfenced::<$v, Mem>(d, Mem(s), n, op));
             entry!([$($feature)?] fn fill_f(d: *mut u8, b: u8, n: usize, op: FlushOp) =
                 flush_unfenced::<$v, Splat>(d, Splat(b), n, op));
-            entry!([$($feature)?] fn g_append(w: &mut Gather, s: *const u8, n: usize) =
-                { gather_append::<$v, false>(w, s, n); });
-            entry!([$($feature)?] fn g_append_sum(w: &mut Gather, s: *const u8, n: usize) -> u64 =
-                gather_append::<$v, true>(w, s, n));
-            entry!([$($feature)?] fn g_finish(w: &mut Gather, op: Option<FlushOp>) =
-                gather_finish::<$v>(w, op));
+            entry!([$($feature)?]
+                fn g_segs(w: &mut Gather, s: *const Seg, nr: usize, at: At, n: usize) -> At =
+                    gather_segs::<$v, false>(w, s, nr, at, n));
+            entry!([$($feature)?]
+                fn g_segs_sum(w: &mut Gather, s: *const Seg, nr: usize, at: At, n: usize) -> At =
+                    gather_segs::<$v, true>(w, s, nr, at, n));
+            entry!([$($feature)?]
+                fn g_finish(w: &mut Gather, d: *mut u8, n: usize, op: Option<FlushOp>) =
+                gather_finish::<$v>(w, (d, n), op));
             entry!([$($feature)?] fn csum_copy_s(d: *mut u8, s: *const u8, n: usize) -> u32 =
                 sum::stream_unfenced::<$v>(d, s, n));
             entry!([$($feature)?]
@@ -175,8 +178,8 @@ macro_rules! kernels {
                     fill_stream: fill_s,
                     copy_flush: copy_f,
                     fill_flush: fill_f,
-                    gather_append: g_append,
-                    gather_append_sum: g_append_sum,
+                    gather_segs: g_segs,
+                    gather_segs_sum: g_segs_sum,
                     gather_finish: g_finish,
                     csum_copy_stream: csum_copy_s,
                     csum_copy_flush: csum_copy_f,

@@ -6,7 +6,7 @@ use crate::arch::STREAM_LINE;
 use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on, Store};
 use crate::backend::Kernels;
 use crate::cpu::FlushOp;
-use crate::kernel::gather::Gather;
+use crate::kernel::gather::{At, Gather, Seg};
 use crate::kernel::sum::{block_add, fold16, short, Plain, SHORT};
 use crate::kernel::{copy_inline, INLINE_COPY};
 use crate::policy::{FlushCache, NonTemporal, Temporal};
@@ -208,8 +208,15 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
 /// checksum of the bytes (folded to 16 bits), summed in the pass that writes them (the writer's
 /// `gather_append_sum`); 0 without. Returns `(bytes moved, sum)`. No fence.
 ///
+/// The destination's partial end lines are the only ones written with ordinary stores. Both are
+/// prefetched first and written last: the head line's bytes (before the first line boundary)
+/// are skipped, the writer streams from that boundary on and ends with the tail line, and then
+/// the head line is written from the source again. An ordinary store into a line that is not
+/// cached waits for the line, and stores commit in order, so one at the start would hold up the
+/// whole destination's streaming stores behind it (docs/engine.md, "The frame's store stream").
+///
 /// # Safety
-/// As [`gather`], with `flush` supported by this CPU.
+/// As [`gather`], with `flush` supported by this CPU, and `len <= src.count()`.
 #[inline(always)]
 pub(crate) unsafe fn gather_lines<D: Direction, const SUM: bool>(
     k: &Kernels,
@@ -218,25 +225,99 @@ pub(crate) unsafe fn gather_lines<D: Direction, const SUM: bool>(
     len: usize,
     src: &mut Cursor<'_, D>,
 ) -> (usize, u32) {
-    let mut w = Gather::new(dst, flush);
-    let mut sum = 0;
-    // SAFETY: each piece is readable (engine) and lands at `dst + done`, inside `dst..dst +
-    // len` because the walk moves at most `len` bytes; earlier pieces stay readable until
-    // `gather_finish`, as `gather_append` needs: they are the cursor's segments, borrowed for
-    // the cursor's lifetime, which outlives this call.
-    unsafe {
-        src.iterate(len, |base, n, done| {
-            if SUM {
-                let part = (k.iter.gather_append_sum)(&mut w, base, n);
-                sum = block_add(sum, part, done);
-            } else {
-                (k.iter.gather_append)(&mut w, base, n);
+    debug_assert!(len <= src.count);
+    crate::kernel::prefetch_ends(dst, len);
+    // The bytes before the first line boundary, written last: from the current segment when it
+    // holds them all (the usual case), else through a copy of the cursor.
+    let head = len.min((dst as usize).wrapping_neg() & (STREAM_LINE - 1));
+    let mut again = None;
+    let mut front = core::ptr::null();
+    if head != 0 {
+        match src.front(head) {
+            Some(p) => front = p,
+            None => {
+                again = Some(Cursor::<D> { ..*src });
+                src.advance(head);
             }
-            0
-        });
-        (k.iter.gather_finish)(&mut w, flush);
+        }
     }
-    (w.written(), fold16(sum))
+    // SAFETY: `head <= len`, so the writer's range `dst + head..dst + len` is inside the
+    // destination and starts on a line boundary (or is empty).
+    let mut w = Gather::new(unsafe { dst.add(head) });
+    let mut head_done = 0;
+    // SAFETY: each piece is readable (engine) and lands at `dst + head + done`, inside `dst..dst
+    // + len` because the walk moves at most `len - head` bytes; earlier pieces stay readable
+    // until the gather ends, as `gather_append` needs: they are the cursor's segments, borrowed
+    // for the cursor's lifetime, which outlives this call. The head's bytes are read from the
+    // segment `front` points into or through `again`, a copy of the cursor at the same place.
+    let sum = unsafe {
+        let rest = len - head;
+        let segs = if SUM {
+            k.iter.gather_segs_sum
+        } else {
+            k.iter.gather_segs
+        };
+        // Where a segment list lies in memory as `struct iovec`s, the writer walks it itself,
+        // in one call; page segments are handed over one piece at a time.
+        let at = At {
+            idx: src.idx,
+            off: src.off,
+        };
+        match src.segs {
+            Segs::Ubuf(base, n) => {
+                let one = Seg {
+                    base: base.cast_const(),
+                    len: n,
+                };
+                let at = segs(&mut w, &one, src.nr, at, rest);
+                src.walked(w.written(), at);
+            }
+            Segs::Iovec(p) => {
+                let at = segs(&mut w, p.cast(), src.nr, at, rest);
+                src.walked(w.written(), at);
+            }
+            Segs::Bvec(_) | Segs::Discard(_) => {
+                src.iterate(rest, |base, n, _| {
+                    let one = Seg { base, len: n };
+                    segs(&mut w, &one, 1, At { idx: 0, off: 0 }, n);
+                    0
+                });
+            }
+        }
+        // The destination's last partial line, then its first.
+        let mut sum = if SUM { w.finish_sum() } else { 0 };
+        if head != 0 {
+            let op = FlushOp::Fence;
+            let s = match again {
+                None => {
+                    head_done = head;
+                    if SUM {
+                        short(front, Plain(dst), head, 0)
+                    } else {
+                        Temporal::copy(k, op, dst, front, head);
+                        0
+                    }
+                }
+                Some(mut again) => {
+                    let mut s = 0;
+                    head_done = again.iterate(head, |base, n, done| {
+                        if SUM {
+                            let part = Temporal::csum_copy(k, op, dst.add(done), base, n);
+                            s = block_add(s, part as u64, done);
+                        } else {
+                            Temporal::copy(k, op, dst.add(done), base, n);
+                        }
+                        0
+                    });
+                    s
+                }
+            };
+            sum = block_add(s, sum, head);
+        }
+        (k.iter.gather_finish)(&mut w, dst, len, flush);
+        sum
+    };
+    (head_done + w.written(), fold16(sum))
 }
 
 /// Runs `$body` with `$K` the store kind of `$store` and `$op` its flush instruction: one
@@ -263,9 +344,55 @@ macro_rules! by_kind {
 }
 pub(crate) use by_kind;
 
+// The writer reads an iovec array as its own `Seg`s.
+const _: () = {
+    use core::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<super::IoVec<'_>>() == size_of::<Seg>());
+    assert!(align_of::<super::IoVec<'_>>() == align_of::<Seg>());
+    assert!(offset_of!(Seg, len) == size_of::<*const u8>());
+};
+
 impl<D: Direction> Cursor<'_, D> {
+    /// Moves the cursor to `at`, `done` bytes on, after a walk made outside [`Cursor::iterate`]
+    /// over its own segments (the gather writer's).
+    #[inline(always)]
+    pub(crate) fn walked(&mut self, done: usize, at: At) {
+        debug_assert!(done <= self.count && at.idx <= self.nr);
+        self.idx = at.idx;
+        self.off = at.off;
+        self.pos += done;
+        self.count -= done;
+    }
+
+    /// Where the next `n` bytes are when the current segment holds them all (`n > 0`); the
+    /// cursor is then advanced past them. `None` otherwise (also for a discarding cursor), and
+    /// the cursor is unchanged.
+    #[inline(always)]
+    pub(crate) fn front(&mut self, n: usize) -> Option<*const u8> {
+        if n > self.count || self.idx >= self.nr {
+            return None;
+        }
+        let (base, len) = match self.segs {
+            Segs::Ubuf(p, len) => (p, len),
+            // SAFETY: `idx < nr`.
+            Segs::Iovec(p) => unsafe { Iovecs(p).seg(self.idx) },
+            // SAFETY: `idx < nr`.
+            Segs::Bvec(p) => unsafe { Bvecs(p).seg(self.idx) },
+            Segs::Discard(_) => return None,
+        };
+        if len - self.off < n {
+            return None;
+        }
+        let at = base.wrapping_add(self.off).cast_const();
+        self.off += n;
+        self.pos += n;
+        self.count -= n;
+        Some(at)
+    }
+
     /// The first non-empty piece of the next `count` bytes (`(dangling, 0)` when none), or for
-    /// a discarding cursor its scratch bytes.
+    /// a discarding cursor its scratch bytes. For the `std::io` and `bytes` impls.
+    #[cfg(any(feature = "std", feature = "bytes"))]
     pub(crate) fn current(&mut self) -> (*mut u8, usize) {
         if let Segs::Discard(ref mut scratch) = self.segs {
             return (scratch.as_mut_ptr(), scratch.len().min(self.count));

@@ -583,6 +583,78 @@ fn nt_gather_streams_across_boundaries() {
     }
 }
 
+/// Streaming gathers whose lines are shared by three or more segments (a 13- and a 1-byte iovec
+/// between two large ones, runs of 1- to 9-byte segments, a destination inside one line): the
+/// writer packs such a line's pieces and streams it whole. Every byte, the guard bytes around
+/// the destination and, for the checksumming gather, the sum against the reference; every
+/// backend, streaming and flush-cache, at destination offsets on and off a line.
+#[test]
+fn gather_packs_lines_shared_by_many_segments() {
+    let backing = patterned(4096);
+    let mut layouts: Vec<Vec<usize>> = vec![
+        vec![1200, 13, 1, 258],
+        vec![26, 13, 1, 24, 200],
+        vec![64, 1, 1, 1, 1, 1, 1, 1, 1, 70],
+        vec![5, 0, 3, 0, 9, 60],
+        vec![2, 3, 4, 5],
+        vec![63, 1, 63, 1, 63, 1, 63, 1],
+    ];
+    // 1- to 9-byte segments, 700 bytes in all.
+    let mut run = Vec::new();
+    let (mut total, mut i) = (0, 0);
+    while total < 700 {
+        let n = 1 + i % 9;
+        run.push(n);
+        total += n;
+        i += 1;
+    }
+    layouts.push(run);
+    let offs: &[usize] = if MIRI { &[0, 42] } else { &[0, 1, 22, 42, 63] };
+    for k in backends() {
+        for lens in &layouts {
+            let mut segs = Vec::new();
+            let mut at = 7;
+            for &n in lens {
+                segs.push(IoVec::new(&backing[at..at + n]));
+                at += n;
+            }
+            let want = &backing[7..at];
+            for &off in offs {
+                for mode in [Mode::NonTemporal, Mode::FlushCache] {
+                    for sum in [false, true] {
+                        let mut out = vec![0x5au8; off + want.len() + 80];
+                        let dst = &mut out[off..off + want.len()];
+                        let mut src = Source::iovec(&segs);
+                        let n = if sum {
+                            // SAFETY: an exclusive slice, overlapping no segment; fenced below.
+                            let (n, s, store) = unsafe {
+                                crate::net::csum_and_copy_from_iter_unfenced(
+                                    k,
+                                    dst.as_mut_ptr(),
+                                    dst.len(),
+                                    &mut src,
+                                    mode,
+                                )
+                            };
+                            // SAFETY: dispatch's flush op.
+                            unsafe { store.fence() };
+                            assert_eq!(s, crate::testutil::ones_sum(want), "{lens:?} +{off}");
+                            n
+                        } else {
+                            copy_from_iter_on(k, dst, &mut src, mode)
+                        };
+                        let what = std::format!("{lens:?} +{off} {mode:?} sum {sum}");
+                        assert_eq!(n, want.len(), "{what}");
+                        assert_eq!(&out[off..off + n], want, "{what}");
+                        assert!(all_bytes(&out[..off], 0x5a), "{what}: before");
+                        assert!(all_bytes(&out[off + n..], 0x5a), "{what}: after");
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ---- Linux lib/tests/kunit_iov_iter.c, same ranges and pattern, every backend and mode.
 
 /// An address of the kunit tables as this build runs it: itself natively; under Miri (which

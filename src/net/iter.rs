@@ -11,9 +11,8 @@ use crate::mode::Mode;
 use crate::policy::Select;
 
 use super::csum::csum_block_add;
-use crate::arch::{self, STREAM_LINE};
-use crate::iter::{by_kind, gather, gather_lines, Kind};
-use crate::kernel::sum::{fold16, short, Discard};
+use crate::arch;
+use crate::iter::{by_kind, gather_lines, Kind};
 use crate::mode::Store;
 
 /// Gathers `min(dst.len(), src.count())` bytes from `src` into `dst`, summing them on the way;
@@ -201,51 +200,26 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
     debug_assert!(head <= cap);
     let len = (cap - head).min(src.count());
     let store = mode.resolve(head + len, copy_below());
-    // Where the line holding the header's last byte ends (counted from `d`), or the frame's end.
-    let lead = d as usize % STREAM_LINE;
-    let split = ((lead + head).next_multiple_of(STREAM_LINE) - lead).min(head + len);
     let (n, sum) = by_kind!(store, |K, op| {
         if K::GATHER {
-            let a = split - head;
-            // SAFETY: the header's lines `d..d + split` get ordinary stores, the payload from
-            // `d + split` on the line writer; both inside `d..d + cap` (`split <= head + len <=
-            // cap`, forwarded contract). Each piece is readable (engine), `p..p + a` too (a
-            // piece of the current segment, alive for the cursor's lifetime, never written: it
-            // overlaps no destination); `k` and the flush op run on this CPU; the caller fences.
+            // SAFETY: the header's lines get ordinary stores, the payload `d + head..d + head +
+            // len` the line writer; both inside `d..d + cap` (`head + len <= cap`, forwarded
+            // contract). Each piece is readable (engine); `k` and the flush op run on this CPU;
+            // the caller fences.
             unsafe {
                 // Their fetch overlaps the payload's streaming: the stores at the end find the
-                // lines in the cache instead of holding up every store queued behind them.
-                arch::prefetch_write(d, split);
-                // The payload bytes in the header's last line are summed now and written
-                // after the header. Mostly they lie in the first segment: summed in place.
-                let again = src.clone();
-                let (p, avail) = src.current();
-                let inside = a <= avail;
-                let sa = if inside {
-                    src.advance(a);
-                    fold16(short(p, Discard, a, 0))
-                } else {
-                    // Spread over several segments: copied to a scratch line nothing reads
-                    // back, then written again from their segments below.
-                    let mut scratch = [0u8; STREAM_LINE];
-                    let t = Mode::Temporal;
-                    csum_and_copy_from_iter_unfenced(k, scratch.as_mut_ptr(), a, src, t).1
-                };
-                let (nb, sb) = gather_lines::<_, true>(k, K::flush(op), d.add(split), len - a, src);
-                let (n, sum) = (a + nb, csum_block_add(sa, sb, a));
+                // lines in the cache instead of holding up every store queued behind them. The
+                // gather does the same for the payload's own partial lines (the one it shares
+                // with the header, written before the header, and the last).
+                arch::prefetch_write(d, head);
+                let (n, sum) = gather_lines::<_, true>(k, K::flush(op), d.add(head), len, src);
                 let h = core::slice::from_raw_parts_mut(d, head);
                 h.fill(0);
                 header(h, n, sum);
-                if inside {
-                    if a != 0 {
-                        (k.copy_temporal)(d.add(head), p, a);
-                    }
-                } else {
-                    let mut again = again;
-                    gather::<crate::policy::Temporal, _>(k, op, d.add(head), a, &mut again);
-                }
                 if let Some(f) = K::flush(op) {
-                    arch::flush_range(f, d, split);
+                    // The lines holding header bytes, the one it shares with the payload too
+                    // (the gather wrote that one back before the header went in).
+                    arch::flush_range(f, d, head);
                 }
                 (n, sum)
             }
