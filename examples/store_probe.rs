@@ -2,7 +2,8 @@
 //! the ragged ends of a streamed destination, into lines in every state a transmit ring leaves
 //! them in, and of whole transmit frames built with each kind (issue 20).
 //!
-//! `cargo run --release --example store_probe [-- --quick]`
+//! `cargo run --release --example store_probe [-- --quick] [--tables ABCD]` (the tables to run:
+//! all by default)
 //!
 //! Store kinds, each writing exactly the bytes of a partial line and nothing else:
 //! - `masked`: one AVX-512 byte-masked store (`vmovdqu8 zmm{k}`), what the AVX-512 backend's
@@ -25,6 +26,16 @@
 //! streaming all 24 lines of each slot from a prebuilt frame image, and glibc `memcpy` of
 //! header and payload. Every variant has its own ring; rounds interleave the variants; figures
 //! are medians of ns per slot, and ratios are paired per round.
+//!
+//! Table D builds the same frames with hand-written store streams, one change at a time, to test
+//! why partial lines cost what they do: the width of the streaming stores (16, 32 or 64 bytes:
+//! how many stores queue behind one that waits), the shape (two copies, whose first and last
+//! lines get ordinary stores, or a gather, whose first line is streamed whole and only the last
+//! gets ordinary stores), and where the ordinary stores go (where the copies put them; or both
+//! lines prefetched when the frame starts and written after its streamed lines; or prefetched a
+//! frame ahead). Each variant has a 16 MiB ring of its own, every line of which is flushed out
+//! of the caches (untimed) before each timed pass, so every line is as a ring last written long
+//! ago leaves it.
 //!
 //! Table C runs whole copies through the library on every engine the CPU offers (each register
 //! set alone, AVX-512 with either edge store), `Temporal` and `NonTemporal`, from 64 bytes to
@@ -348,6 +359,230 @@ mod probe {
         black_box(ring.p);
     }
 
+    /// When table D's ordinary stores are made.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum When {
+        /// Where two copies (or a gather) make them: line 0 first, the tail line last.
+        InPlace,
+        /// Both lines prefetched when the frame starts, written after its streamed lines.
+        Last,
+        /// As `Last`, the lines prefetched a frame ahead (while the previous slot is written).
+        Ahead,
+    }
+
+    /// A variant of table D.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Stream {
+        /// 24 lines streamed with 16-byte stores (the limit of tables B and of the report).
+        Limit,
+        /// Header and payload as two copies write them: line 0 (header and the payload's first
+        /// 22 bytes) and the tail line with ordinary stores, the 22 lines between streamed `w`
+        /// bytes at a time.
+        Copies(usize, When),
+        /// As a gather writes them: line 0 streamed whole with the 22 lines after it, the tail
+        /// line with ordinary stores.
+        Gather(usize, When),
+    }
+
+    impl Stream {
+        fn name(self) -> String {
+            let when = |w: When| match w {
+                When::InPlace => "",
+                When::Last => " late",
+                When::Ahead => " ahead",
+            };
+            match self {
+                Stream::Limit => "limit".into(),
+                Stream::Copies(w, at) => format!("copies{w}{}", when(at)),
+                Stream::Gather(w, at) => format!("gather{w}{}", when(at)),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch(p: *const u8) {
+        // SAFETY: a prefetch never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
+    }
+
+    /// Streams `lines` whole lines with stores of `w` bytes (32: AVX2, 64: AVX-512F, checked by
+    /// the caller).
+    #[inline(always)]
+    unsafe fn stream_w(w: usize, dst: *mut u8, src: *const u8, lines: usize) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match w {
+                16 => stream_lines(dst, src, lines),
+                32 => stream32(dst, src, lines),
+                _ => stream64(dst, src, lines),
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn stream32(dst: *mut u8, src: *const u8, lines: usize) {
+        // SAFETY: `lines * 64` bytes inside both buffers (caller); `dst` 32-aligned.
+        unsafe {
+            for i in 0..lines * 2 {
+                let v = _mm256_loadu_si256(src.add(32 * i).cast());
+                _mm256_stream_si256(dst.add(32 * i).cast(), v);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream64(dst: *mut u8, src: *const u8, lines: usize) {
+        // SAFETY: `lines * 64` bytes inside both buffers (caller); `dst` 64-aligned.
+        unsafe {
+            for i in 0..lines {
+                let v = _mm512_loadu_si512(src.add(64 * i).cast());
+                _mm512_stream_si512(dst.add(64 * i).cast(), v);
+            }
+        }
+    }
+
+    /// Builds a frame in every slot of `ring` the way `v` says (table D), one sfence per 64.
+    fn frames_d(v: Stream, ring: &Ring, hdr: &[u8], payload: &[u8], image: &[u8]) {
+        let tail = FRAME % 64;
+        let tail_at = FRAME - tail;
+        for s in 0..ring.slots() {
+            // SAFETY: every move lies inside slot `s` (`FRAME <= SLOT`) and its source; a
+            // prefetch of the next slot (which may be past the ring) never faults.
+            unsafe {
+                let d = ring.p.add(s * SLOT);
+                match v {
+                    Stream::Limit => stream_lines(d, image.as_ptr(), SLOT / 64),
+                    Stream::Copies(w, when) => {
+                        let k = if w == 16 { Kind::Ov16 } else { Kind::Ov32 };
+                        let head = |d: *mut u8| {
+                            partial(k, d, hdr.as_ptr(), HDR);
+                            partial(k, d.add(HDR), payload.as_ptr(), 64 - HDR);
+                        };
+                        match when {
+                            When::InPlace => head(d),
+                            When::Last => {
+                                prefetch(d);
+                                prefetch(d.add(tail_at));
+                            }
+                            When::Ahead => {
+                                let next = d.wrapping_add(SLOT);
+                                prefetch(next);
+                                prefetch(next.wrapping_add(tail_at));
+                            }
+                        }
+                        stream_w(w, d.add(64), payload.as_ptr().add(64 - HDR), 22);
+                        if when != When::InPlace {
+                            head(d);
+                        }
+                        partial(
+                            k,
+                            d.add(tail_at),
+                            payload.as_ptr().add(PAYLOAD - tail),
+                            tail,
+                        );
+                    }
+                    Stream::Gather(w, when) => {
+                        let k = if w == 16 { Kind::Ov16 } else { Kind::Ov32 };
+                        match when {
+                            When::InPlace => {}
+                            When::Last => prefetch(d.add(tail_at)),
+                            When::Ahead => prefetch(d.wrapping_add(SLOT + tail_at)),
+                        }
+                        stream_w(w, d, image.as_ptr(), 23);
+                        partial(
+                            k,
+                            d.add(tail_at),
+                            payload.as_ptr().add(PAYLOAD - tail),
+                            tail,
+                        );
+                    }
+                }
+            }
+            if s % BATCH == BATCH - 1 {
+                // SAFETY: `sfence` is baseline.
+                unsafe { _mm_sfence() };
+            }
+        }
+        // SAFETY: `sfence` is baseline.
+        unsafe { _mm_sfence() };
+        black_box(ring.p);
+    }
+
+    /// Writes every line of `ring` back and out of the caches (`clflush`, baseline), then waits.
+    fn flush_ring(ring: &Ring) {
+        for off in (0..ring.len).step_by(64) {
+            // SAFETY: inside the mapping.
+            unsafe { _mm_clflush(ring.p.add(off)) };
+        }
+        // SAFETY: `mfence` is baseline.
+        unsafe { _mm_mfence() };
+    }
+
+    /// Table D: frames built by hand-written store streams, one change at a time.
+    fn streams_table(rounds: usize, avx2: bool, avx512: bool) {
+        let hdr: Vec<u8> = (0..HDR).map(|i| i as u8 ^ 0x3c).collect();
+        let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 11 + 7) as u8).collect();
+        let mut image = vec![0u8; SLOT];
+        image[..HDR].copy_from_slice(&hdr);
+        image[HDR..FRAME].copy_from_slice(&payload);
+        let mut widths = vec![16];
+        if avx2 {
+            widths.push(32);
+        }
+        if avx512 {
+            widths.push(64);
+        }
+        let mut vs = vec![Stream::Limit];
+        for &w in &widths {
+            for when in [When::InPlace, When::Last, When::Ahead] {
+                vs.push(Stream::Copies(w, when));
+            }
+        }
+        for &w in &widths {
+            for when in [When::InPlace, When::Last] {
+                vs.push(Stream::Gather(w, when));
+            }
+        }
+        println!(
+            "\nD. The frame's store stream, one change at a time: 16 MiB rings, every line flushed before each pass; copiesW: line 0 and the tail line ordinary, 22 lines streamed W bytes at a time; gatherW: 23 lines streamed, the tail ordinary; late: the ordinary lines prefetched when the frame starts and written after its streamed lines; ahead: prefetched a frame ahead; ns per slot, median, ÷ the limit (paired)"
+        );
+        let rings: Vec<Ring> = vs
+            .iter()
+            .map(|_| Ring::new(16 << 20, State::Cold4k))
+            .collect();
+        let mut t = vec![Vec::new(); vs.len()];
+        for round in 0..rounds {
+            let mut order: Vec<usize> = (0..vs.len()).collect();
+            order.rotate_left(round % vs.len());
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                flush_ring(&rings[i]);
+                let start = Instant::now();
+                frames_d(vs[i], &rings[i], &hdr, &payload, &image);
+                t[i].push(start.elapsed().as_nanos() as f64 / rings[i].slots() as f64);
+            }
+        }
+        for (i, ring) in rings.iter().enumerate() {
+            for s in [0, ring.slots() / 2, ring.slots() - 1] {
+                // SAFETY: slot `s` of the ring, fenced above.
+                let got = unsafe { core::slice::from_raw_parts(ring.p.add(s * SLOT), FRAME) };
+                assert_eq!(got, &image[..FRAME], "{:?}: a frame came out wrong", vs[i]);
+            }
+        }
+        let base = t[0].clone();
+        for (v, col) in vs.iter().zip(t.iter_mut()) {
+            let mut r: Vec<f64> = col.iter().zip(&base).map(|(a, b)| a / b).collect();
+            println!(
+                "   {:<16} {:>8.1} {:>6.2}x",
+                v.name(),
+                median(col),
+                median(&mut r)
+            );
+        }
+    }
+
     /// One ring per variant for lines in `state` (128 KiB hot, `cold_len` cold), then `rounds`
     /// rounds of `run` on each variant's ring in turn: the rings, and ns per slot per variant
     /// per round (tables A and B).
@@ -381,7 +616,14 @@ mod probe {
     }
 
     pub fn main() {
-        let quick = std::env::args().any(|a| a == "--quick");
+        let args: Vec<String> = std::env::args().collect();
+        let quick = args.iter().any(|a| a == "--quick");
+        let tables = args
+            .iter()
+            .position(|a| a == "--tables")
+            .and_then(|i| args.get(i + 1))
+            .map_or("ABCD".to_string(), |t| t.to_uppercase());
+        let table = |c: char| tables.contains(c);
         let cpu = cachecopy::cpu();
         let avx512 = std::is_x86_feature_detected!("avx512bw");
         let avx2 = std::is_x86_feature_detected!("avx2");
@@ -410,52 +652,64 @@ mod probe {
         let src: Vec<u8> = (0..2048).map(|i| (i * 7 + 3) as u8).collect();
         let states = [State::Hot, State::Cold4k, State::Cold2m];
 
-        println!("\nA. The two partial lines of each frame slot only (22 B at 42, 42 B at 1472), one sfence per 64 slots");
-        print!("{:<10} {:>6}", "lines", "huge");
-        for k in &kinds {
-            print!(" {:>16}", k.name());
-        }
-        println!();
-        for state in states {
-            let (rings, mut t) = per_slot(&kinds, state, cold_len, rounds, |k, ring| {
-                edges_only(k, ring, &src)
-            });
-            print_row(state.name(), rings[0].huge_kib, &mut t);
+        if table('A') {
+            println!("\nA. The two partial lines of each frame slot only (22 B at 42, 42 B at 1472), one sfence per 64 slots");
+            print!("{:<10} {:>6}", "lines", "huge");
+            for k in &kinds {
+                print!(" {:>16}", k.name());
+            }
+            println!();
+            for state in states {
+                let (rings, mut t) = per_slot(&kinds, state, cold_len, rounds, |k, ring| {
+                    edges_only(k, ring, &src)
+                });
+                print_row(state.name(), rings[0].huge_kib, &mut t);
+            }
         }
 
-        println!("\nB. Whole frames: 42 B header + 1472 B payload at offset 42, 22 lines streamed between the partial ones, one sfence per 64 frames");
-        let hdr: Vec<u8> = (0..HDR).map(|i| i as u8 ^ 0x5a).collect();
-        let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 13 + 1) as u8).collect();
-        let mut image = vec![0u8; SLOT];
-        image[..HDR].copy_from_slice(&hdr);
-        image[HDR..FRAME].copy_from_slice(&payload);
-        let memcpy: Memcpy = black_box(libc::memcpy as Memcpy);
-        let mut builds = vec![Build::Limit, Build::Glibc];
-        builds.extend(kinds.iter().map(|&k| Build::Edges(k)));
-        print!("{:<10} {:>6}", "ring", "huge");
-        for b in &builds {
-            print!(
-                " {:>16}",
-                b.name().replace("limit (24 lines streamed)", "limit")
-            );
-        }
-        println!();
-        for state in states {
-            let (rings, mut t) = per_slot(&builds, state, cold_len, rounds, |b, ring| {
-                frames(b, ring, &hdr, &payload, &image, memcpy)
-            });
-            // Every frame intact: the probe measures correct stores only.
-            for ring in &rings[..] {
-                for s in [0, ring.slots() / 2, ring.slots() - 1] {
-                    // SAFETY: slot `s` of the ring, fenced above.
-                    let got = unsafe { core::slice::from_raw_parts(ring.p.add(s * SLOT), FRAME) };
-                    assert_eq!(got, &image[..FRAME], "a frame came out wrong");
-                }
+        if table('B') {
+            println!("\nB. Whole frames: 42 B header + 1472 B payload at offset 42, 22 lines streamed between the partial ones, one sfence per 64 frames");
+            let hdr: Vec<u8> = (0..HDR).map(|i| i as u8 ^ 0x5a).collect();
+            let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 13 + 1) as u8).collect();
+            let mut image = vec![0u8; SLOT];
+            image[..HDR].copy_from_slice(&hdr);
+            image[HDR..FRAME].copy_from_slice(&payload);
+            let memcpy: Memcpy = black_box(libc::memcpy as Memcpy);
+            let mut builds = vec![Build::Limit, Build::Glibc];
+            builds.extend(kinds.iter().map(|&k| Build::Edges(k)));
+            print!("{:<10} {:>6}", "ring", "huge");
+            for b in &builds {
+                print!(
+                    " {:>16}",
+                    b.name().replace("limit (24 lines streamed)", "limit")
+                );
             }
-            print_row(state.name(), rings[0].huge_kib, &mut t);
+            println!();
+            for state in states {
+                let (rings, mut t) = per_slot(&builds, state, cold_len, rounds, |b, ring| {
+                    frames(b, ring, &hdr, &payload, &image, memcpy)
+                });
+                // Every frame intact: the probe measures correct stores only.
+                for ring in &rings[..] {
+                    for s in [0, ring.slots() / 2, ring.slots() - 1] {
+                        // SAFETY: slot `s` of the ring, fenced above.
+                        let got =
+                            unsafe { core::slice::from_raw_parts(ring.p.add(s * SLOT), FRAME) };
+                        assert_eq!(got, &image[..FRAME], "a frame came out wrong");
+                    }
+                }
+                print_row(state.name(), rings[0].huge_kib, &mut t);
+            }
         }
-        println!("\nhuge: KiB of the first ring the kernel backed with transparent huge pages (cold 2M asks for them; 0 means the kernel gave none)");
-        engines_table(llc, rounds);
+        if table('A') || table('B') {
+            println!("\nhuge: KiB of the first ring the kernel backed with transparent huge pages (cold 2M asks for them; 0 means the kernel gave none)");
+        }
+        if table('D') {
+            streams_table(rounds, avx2, avx512);
+        }
+        if table('C') {
+            engines_table(llc, rounds);
+        }
     }
 
     /// Table C: whole copies per engine and mode, cold destination at a 24-byte offset.
