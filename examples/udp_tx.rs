@@ -9,7 +9,9 @@
 //! frames live in page-aligned transmit rings of 1536-byte slots that are reused slot by slot,
 //! as a NIC or AF_XDP ring is: each new frame overwrites memory last written a whole ring ago.
 //! Headers (Ethernet, IPv4, UDP: 42 bytes) sit at offset 0 and the payload at offset 42, as a
-//! stack builds them; a second row puts the payload on a line boundary.
+//! stack builds them; a second row puts the payload on a line boundary. The first rows build
+//! the same frames into a ring of one batch that stays in the L2, in ns per frame: the CPU's
+//! cost beside the memory's limit.
 //!
 //! `cargo run --release --example udp_tx`
 
@@ -138,6 +140,29 @@ fn main() {
         "  glibc: memcpy of the same bytes (no checksum); limit: the frame's whole lines streamed \
          from a prebuilt image (the memory's write limit)"
     );
+    // The CPU's own limit beside the memory's: the same builds into a ring of one batch (96 KiB,
+    // inside every L2 here), where no line has to come from memory. Streaming stores still go
+    // to memory wherever the line is, so a streamed build there reads the larger of its CPU
+    // cost and the write limit: at the limit, streaming sets the pace; above it, the CPU does.
+    for at in [frame::HEADER, 64] {
+        let [t, nt, bnt, glibc, limit, after] = throughput(&iov, payload, HOT, at);
+        let ns = |rate: f64| 1e9 / rate;
+        println!(
+            "  ring {HOT:>5} (hot, {} KiB), payload at {at:>2}, ns per frame: Temporal {:.0} (the \
+             CPU's cost, {:.2}x the limit's ns), NonTemporal {:.0}, batched NonTemporal {:.0} \
+             ({:.2}x the limit's ns); glibc {:.0}, limit {:.0}; batched NonTemporal with the \
+             headers written after the payload {:.0}",
+            (HOT * frame::SLOT) >> 10,
+            ns(t),
+            limit / t,
+            ns(nt),
+            ns(bnt),
+            limit / bnt,
+            ns(glibc),
+            ns(limit),
+            ns(after)
+        );
+    }
     for ring_len in [8192usize, 65536] {
         for at in [frame::HEADER, 64] {
             let r = throughput(&iov, payload, ring_len, at);
@@ -159,6 +184,9 @@ fn main() {
 
 /// Frames per batch: one fence per this many frames.
 const BATCH: usize = 64;
+/// Frames in the hot ring: one batch (96 KiB), so it stays in the L2 of every CPU measured and
+/// fences as often as the large rings.
+const HOT: usize = BATCH;
 
 /// Gathers and sums one payload into every frame of `frames`, then pushes their headers.
 ///
