@@ -8,7 +8,8 @@
 //! per-call `NonTemporal` (a fence per frame); the same two copies batched 64 frames per fence
 //! (`cachecopy::batch`); a batched gather of `[header, payload]` (`Batch::copy_from_iter`); and
 //! the two references, glibc `memcpy` of header and payload and the limit, a plain loop
-//! streaming the frame's whole lines from a prebuilt image. Two rings: one larger than the L2,
+//! streaming the frame's whole lines from a prebuilt image. Three rings: one batch (96 KiB, in
+//! the L2: the builders' CPU cost, since no line comes from memory), one larger than the L2,
 //! one larger than the last-level cache. Every figure is a median of ns per frame over
 //! interleaved rounds, with its ratio to glibc and to the limit paired per round.
 //!
@@ -247,18 +248,23 @@ pub struct Frames {
     pub check: EngineCheck,
 }
 
-/// The two ring sizes: 4 x the L2 (at least 8 MiB) and 4 x the last-level cache (at least
-/// 96 MiB, at most 512 MiB: a VM may report its host's whole L3), rounded to whole batches;
-/// `tiny` shrinks both to a few batches.
+/// The three ring sizes: one batch (the hot ring: 96 KiB, inside every L2 measured, so no line
+/// comes from memory and each builder's figure is its CPU cost, or the write limit for a
+/// streaming one if that is higher: streaming stores go to memory wherever the line is), 4 x
+/// the L2 (at least 8 MiB) and 4 x the last-level cache (at least 96 MiB, at most 512 MiB: a VM
+/// may report its host's whole L3), rounded to whole batches; `tiny` shrinks the last two to a
+/// few batches.
 fn rings(machine: &Machine, tiny: bool) -> Vec<usize> {
     const MIB: usize = 1 << 20;
     let whole = |bytes: usize| bytes.div_ceil(BATCH * SLOT) * BATCH * SLOT;
+    let hot = BATCH * SLOT;
     if tiny {
-        return vec![whole(BATCH * SLOT * 2), whole(BATCH * SLOT * 4)];
+        return vec![hot, whole(BATCH * SLOT * 2), whole(BATCH * SLOT * 4)];
     }
     let l2 = machine.l2.unwrap_or(MIB);
     let llc = machine.l3.unwrap_or(32 * MIB);
     vec![
+        hot,
         whole((4 * l2).max(8 * MIB)),
         whole((4 * llc).clamp(96 * MIB, 512 * MIB)),
     ]
@@ -301,7 +307,8 @@ pub fn section(s: &mut Session, lib: &cachecopy::Calibration) -> Frames {
     // All engines in one measurement, interleaved round by round, each variant on its own
     // ring (measured one engine after another, the rows compared conditions minutes apart).
     // The ring is the larger one, at most 192 MiB: 14 rings of it are mapped at once.
-    let big = (*rings.last().expect("two rings")).min(192 << 20) / (BATCH * SLOT) * (BATCH * SLOT);
+    let big =
+        (*rings.last().expect("three rings")).min(192 << 20) / (BATCH * SLOT) * (BATCH * SLOT);
     let big = big.max(BATCH * SLOT);
     let candidates = engines();
     let mut vs = vec![Variant::Glibc, Variant::Limit];
@@ -430,8 +437,18 @@ fn print(f: &Frames) -> String {
         "7. Frames: a {} B header and a {} B payload at offset {} (and, second, an aligned payload \
          alone) into the {} B slots of a page-aligned ring, each variant on its own ring; ns per \
          frame, median, then ÷ glibc memcpy and ÷ the limit (a plain loop streaming the frame's \
-         whole lines), paired per round; batches of {} frames, one fence each; engine: {}\n",
-        f.header, f.payload, f.header, f.slot, f.batch, f.engine
+         whole lines), paired per round; batches of {} frames, one fence each; engine: {}. The \
+         first ring is one batch, {}, inside the L2: no line comes from memory, so each figure \
+         there is the builder's CPU cost beside the others' (a streaming builder's: the larger of \
+         its CPU cost and the memory's write limit, since streaming stores go to memory wherever \
+         the line is)\n",
+        f.header,
+        f.payload,
+        f.header,
+        f.slot,
+        f.batch,
+        f.engine,
+        size(f.batch * f.slot)
     );
     let mut header = vec!["ring".to_string(), "shape".to_string()];
     if let Some(r) = f.rows.first() {
