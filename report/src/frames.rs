@@ -640,6 +640,48 @@ mod tests {
     }
 
     #[test]
+    fn the_hot_ring_holds_only_temporal_to_glibc() {
+        let p = pieces();
+        let e = cachecopy::engine();
+        let vs = [
+            Variant::Glibc,
+            Variant::Limit,
+            Variant::Temporal(e),
+            Variant::Batched(e),
+            Variant::Gather(e),
+        ];
+        let hot = measure(BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
+        let cold = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
+        let f = Frames {
+            header: HEADER,
+            payload: PAYLOAD,
+            slot: SLOT,
+            batch: BATCH,
+            engine: e.to_string(),
+            rows: vec![hot, cold],
+            engines: Vec::new(),
+            check: EngineCheck::of(&cachecopy::calibrate()),
+        };
+        let mut out = crate::findings::Findings::default();
+        crate::findings::register_frames(&f, &mut out);
+        let held: Vec<(String, bool)> = out
+            .all()
+            .iter()
+            .map(|x| (format!("{} {}", x.shape, x.op), x.target))
+            .collect();
+        let want = |ring: usize, op: &str, target: bool| {
+            let key = format!("{} ring, {} frames {op}", size(ring), Shape::Header.name());
+            assert!(held.contains(&(key.clone(), target)), "{key}: {held:?}");
+        };
+        want(BATCH * SLOT, "Temporal", true);
+        want(BATCH * SLOT, "NT batched", false);
+        want(BATCH * SLOT, "NT gather", false);
+        want(2 * BATCH * SLOT, "Temporal", true);
+        want(2 * BATCH * SLOT, "NT batched", true);
+        want(2 * BATCH * SLOT, "NT gather", true);
+    }
+
+    #[test]
     fn the_engine_check_shows_each_working_set_and_the_reason() {
         let ev = |set: &str, ratio, faster, verdict: &str| Evidence {
             set: set.into(),
