@@ -59,8 +59,9 @@
 //!
 //! # Non-temporal gather and scatter
 //! A non-temporal gather into one contiguous destination streams every whole destination line,
-//! including the lines that straddle source segments (assembled in a line buffer), writes the
-//! partial lines at the two ends with ordinary stores and fences once per call. A scatter
+//! including the lines that straddle source segments (assembled in registers), writes the
+//! partial lines at the two ends with ordinary stores, after the streamed lines, and fences once
+//! per call. A scatter
 //! streams the whole lines inside each destination segment and writes lines shared with another
 //! segment, or partially covered, with ordinary stores; again one fence per call. No line is
 //! written with both kinds of store in one call. Calls moving fewer than 1 KiB in total use
