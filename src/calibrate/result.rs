@@ -405,9 +405,26 @@ impl Calibration {
     pub(crate) fn deciding(copy: Option<usize>, fill: Option<usize>) -> Calibration {
         let base = crate::dispatch::tuning();
         let blank = super::frames::blank_trial(base.engine);
+        let check = EngineCheck {
+            rule: base.engine,
+            trials: [blank; MAX_ENGINES],
+            len: 0,
+            outcome: Outcome::NotMeasured,
+        };
         Calibration {
             copy,
             fill,
+            ..Calibration::measuring_nothing(check, base)
+        }
+    }
+
+    /// A calibration over `base` that swept nothing and decided nothing, with `engine_check`
+    /// as its engine check (for tests: each sets the decisions it is about on top).
+    #[cfg(test)]
+    pub(crate) fn measuring_nothing(engine_check: EngineCheck, base: Tuning) -> Calibration {
+        Calibration {
+            copy: None,
+            fill: None,
             rep_movsb: None,
             fill_rep: None,
             elapsed: Duration::ZERO,
@@ -418,12 +435,7 @@ impl Calibration {
             rep_movsb_hot: Sweep::new(&[]),
             fill_rep_hot: Sweep::new(&[]),
             engine: None,
-            engine_check: EngineCheck {
-                rule: base.engine,
-                trials: [blank; MAX_ENGINES],
-                len: 0,
-                outcome: Outcome::NotMeasured,
-            },
+            engine_check,
             base,
         }
     }

@@ -1,13 +1,10 @@
 //! The calibration's decisions on made-up rounds, its line, and one real run within budget.
 
-use core::time::Duration;
-
 use super::frames::{
     blank_trial, decided_engine, engine_check, evidence, job_decision, ENGINE_BUDGET, ENGINE_ROUNDS,
 };
 use super::result::{
-    Calibration, Decision, EngineCheck, Outcome, Point, Sweep, Verdict, WorkingSet, MAX_ENGINES,
-    SETS,
+    Calibration, Decision, EngineCheck, Outcome, Point, Verdict, WorkingSet, MAX_ENGINES, SETS,
 };
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS};
 use super::sweep::{hot_round, hot_runs, nt_guard, nt_sizes, rep_decide, HOT_SAMPLE};
@@ -187,19 +184,12 @@ fn the_line_has_the_decided_fields() {
     use core::fmt::Write;
     let mut c = Calibration {
         copy: Some(16 << 20),
-        fill: None,
         rep_movsb: Some(usize::MAX),
         fill_rep: Some(2 << 10),
-        elapsed: Duration::ZERO,
-        copy_sweep: Sweep::new(&[]),
-        fill_sweep: Sweep::new(&[]),
-        rep_movsb_sweep: Sweep::new(&[]),
-        fill_rep_sweep: Sweep::new(&[]),
-        rep_movsb_hot: Sweep::new(&[]),
-        fill_rep_hot: Sweep::new(&[]),
-        engine: None,
-        engine_check: engine_check(&crate::arch::detect(), ENGINE_BUDGET),
-        base: tuning(),
+        ..Calibration::measuring_nothing(
+            engine_check(&crate::arch::detect(), ENGINE_BUDGET),
+            tuning(),
+        )
     };
     let mut s = Line::default();
     write!(s, "{c}").unwrap();
@@ -350,20 +340,8 @@ fn check(rule: Engine, cands: &[(Engine, [Rounds; SETS], [Rounds; SETS])]) -> En
 /// A calibration that decided nothing but `engine_check`'s engine.
 fn with_engine(check: EngineCheck) -> Calibration {
     Calibration {
-        copy: None,
-        fill: None,
-        rep_movsb: None,
-        fill_rep: None,
-        elapsed: Duration::ZERO,
-        copy_sweep: Sweep::new(&[]),
-        fill_sweep: Sweep::new(&[]),
-        rep_movsb_sweep: Sweep::new(&[]),
-        fill_rep_sweep: Sweep::new(&[]),
-        rep_movsb_hot: Sweep::new(&[]),
-        fill_rep_hot: Sweep::new(&[]),
         engine: Some(decided_engine(&check)),
-        engine_check: check,
-        base: crate::tuning(),
+        ..Calibration::measuring_nothing(check, crate::tuning())
     }
 }
 
