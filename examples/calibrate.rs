@@ -6,7 +6,7 @@
 //! size's ratio, candidate wins and rounds). Each line ends with the
 //! `CACHECOPY_TUNE` line that run would keep.
 
-use cachecopy::{Calibration, Sweep};
+use cachecopy::{Calibration, Point, Sweep};
 
 fn main() {
     let runs: usize = std::env::args()
@@ -70,33 +70,13 @@ fn main() {
                 }
             }
             for (name, s) in sweeps.iter().chain(&hot_sweeps(&c)) {
-                let pts: Vec<String> = s
-                    .points()
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{} {:.2}x {}/{}",
-                            show(Some(p.size)),
-                            p.ratio,
-                            p.wins,
-                            p.rounds
-                        )
-                    })
-                    .collect();
+                let pts: Vec<String> = s.points().iter().map(point).collect();
                 println!("    {name:9} {}", pts.join(" | "));
                 let steady: Vec<String> = s
                     .steady()
                     .iter()
                     .filter(|p| p.rounds > 0)
-                    .map(|p| {
-                        format!(
-                            "{} {:.2}x {}/{}",
-                            show(Some(p.size)),
-                            p.ratio,
-                            p.wins,
-                            p.rounds
-                        )
-                    })
+                    .map(point)
                     .collect();
                 if !steady.is_empty() {
                     println!("    {:9} {}", "  steady", steady.join(" | "));
@@ -128,6 +108,17 @@ fn hot_sweeps(c: &Calibration) -> [(&'static str, &Sweep); 2] {
         ("movsb hot", &c.rep_movsb_hot),
         ("stosb hot", &c.fill_rep_hot),
     ]
+}
+
+/// One point of a sweep: its size, ratio, and the candidate's wins of the rounds.
+fn point(p: &Point) -> String {
+    format!(
+        "{} {:.2}x {}/{}",
+        show(Some(p.size)),
+        p.ratio,
+        p.wins,
+        p.rounds
+    )
 }
 
 fn show(v: Option<usize>) -> String {
