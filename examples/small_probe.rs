@@ -69,6 +69,7 @@ mod probe {
     use std::time::Instant;
 
     use cachecopy::Mode;
+    use cachecopy_arena::map::{Mapping, Pages};
 
     type CopyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
     type FillFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
@@ -99,57 +100,14 @@ mod probe {
         x
     }
 
-    /// An anonymous mapping, every page written, then (when `flush`) every line written back and
-    /// evicted, so that no cache holds any of it.
-    struct Map {
-        p: *mut u8,
-        len: usize,
-        huge_kib: usize,
-    }
-
-    impl Map {
-        fn new(len: usize, huge: bool, flush: bool) -> Map {
-            let len = len.next_multiple_of(2 << 20);
-            // SAFETY: a fresh private anonymous mapping; checked for failure.
-            let p = unsafe {
-                libc::mmap(
-                    core::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert!(p != libc::MAP_FAILED, "mmap of {len} bytes failed");
-            let advice = if huge {
-                libc::MADV_HUGEPAGE
-            } else {
-                libc::MADV_NOHUGEPAGE
-            };
-            // SAFETY: the mapping just made; advice only (the header reports what was given).
-            unsafe { libc::madvise(p, len, advice) };
-            let p = p.cast::<u8>();
-            for off in (0..len).step_by(4096) {
-                // SAFETY: inside the mapping.
-                unsafe { p.add(off).write_volatile(1) };
-            }
-            if flush {
-                flush_lines(p, len);
-            }
-            Map {
-                p,
-                len,
-                huge_kib: anon_huge_kib(p as usize),
-            }
+    /// A fresh mapping on `pages`, every page written, then (when `flush`) every line written
+    /// back and evicted, so that no cache holds any of it.
+    fn map(len: usize, pages: Pages, flush: bool) -> Mapping {
+        let m = Mapping::new(len, pages);
+        if flush {
+            flush_lines(m.as_ptr(), m.len());
         }
-    }
-
-    impl Drop for Map {
-        fn drop(&mut self) {
-            // SAFETY: the mapping made in `new`.
-            unsafe { libc::munmap(self.p.cast(), self.len) };
-        }
+        m
     }
 
     /// Writes back and evicts every line of `p..p + len` (`clflush`, every x86_64 CPU has it).
@@ -161,28 +119,6 @@ mod probe {
         }
         // SAFETY: baseline.
         unsafe { _mm_mfence() };
-    }
-
-    /// The `AnonHugePages` of the mapping starting at `start` (/proc/self/smaps), in KiB.
-    fn anon_huge_kib(start: usize) -> usize {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-        let mut inside = false;
-        for line in smaps.lines() {
-            let first = line.split_whitespace().next().unwrap_or("");
-            if let Some((a, b)) = first.split_once('-') {
-                if let (Ok(a), Ok(_)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
-                {
-                    inside = a == start;
-                    continue;
-                }
-            }
-            if inside {
-                if let Some(v) = line.strip_prefix("AnonHugePages:") {
-                    return v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        0
     }
 
     /// One variant's cold lines: `2^k` slots of [`SLOT`] bytes in every `lanes`-th page of an
@@ -203,12 +139,12 @@ mod probe {
     impl Walk {
         /// Variant `lane` of `lanes` in `arena`, `slots` (a power of two, at least a page's) slots
         /// each.
-        fn new(arena: &Map, lane: usize, lanes: usize, slots: usize) -> Walk {
+        fn new(arena: &Mapping, lane: usize, lanes: usize, slots: usize) -> Walk {
             assert!(slots.is_power_of_two() && slots >= PER_PAGE);
-            assert!(slots * lanes * SLOT <= arena.len);
+            assert!(slots * lanes * SLOT <= arena.len());
             Walk {
-                // SAFETY: `lane * 4096 < arena.len`.
-                base: unsafe { arena.p.add(lane * 4096) },
+                // SAFETY: `lane * 4096 < arena.len()`.
+                base: unsafe { arena.as_ptr().add(lane * 4096) },
                 mask: slots as u64 - 1,
                 lanes,
                 cursor: 0,
@@ -334,34 +270,28 @@ mod probe {
         };
     }
 
+    /// Part A's four variants of one timing loop (`$timed`): a copy and a fill through a
+    /// pointer (glibc's, `called`, `ymm`), then the inline classes at the call site.
+    macro_rules! variants {
+        ($timed:ident: $call_copy:ident, $call_fill:ident, $copy:ident, $fill:ident) => {
+            $timed!($call_copy(f: CopyFn) |d, n, src| unsafe { f(d.cast(), src.cast(), n) });
+            $timed!($call_fill(f: FillFn) |d, n, src| unsafe {
+                f(d.cast(), opaque(BYTE as usize) as i32, n)
+            });
+            $timed!($copy() |d, n, src| unsafe {
+                cachecopy::copy_raw(d, src, n, Mode::Temporal)
+            });
+            $timed!($fill() |d, n, src| unsafe {
+                cachecopy::fill_raw(d, opaque(BYTE as usize) as u8, n, Mode::Temporal)
+            });
+        };
+    }
+
     // SAFETY (every body below): each destination holds `len` writable bytes (a slot or a hot
     // buffer sized for it), the source `len` readable bytes, in distinct buffers.
-    timed!(t_call_copy(f: CopyFn) |d, n, src| unsafe { f(d.cast(), src.cast(), n) });
-    timed!(t_call_fill(f: FillFn) |d, n, src| unsafe { f(d.cast(), opaque(BYTE as usize) as i32, n) });
-    timed!(
-        t_inline_copy() | d,
-        n,
-        src | unsafe { cachecopy::copy_raw(d, src, n, Mode::Temporal) }
-    );
-    timed!(
-        t_inline_fill() | d,
-        n,
-        src | unsafe { cachecopy::fill_raw(d, opaque(BYTE as usize) as u8, n, Mode::Temporal) }
-    );
-    timed_work!(w_call_copy(f: CopyFn) |d, n, src| unsafe { f(d.cast(), src.cast(), n) });
-    timed_work!(w_call_fill(f: FillFn) |d, n, src| unsafe {
-        f(d.cast(), opaque(BYTE as usize) as i32, n)
-    });
-    timed_work!(
-        w_inline_copy() | d,
-        n,
-        src | unsafe { cachecopy::copy_raw(d, src, n, Mode::Temporal) }
-    );
-    timed_work!(
-        w_inline_fill() | d,
-        n,
-        src | unsafe { cachecopy::fill_raw(d, opaque(BYTE as usize) as u8, n, Mode::Temporal) }
-    );
+    variants!(timed: t_call_copy, t_call_fill, t_inline_copy, t_inline_fill);
+    variants!(timed_work: w_call_copy, w_call_fill, w_inline_copy, w_inline_fill);
+    variants!(timed_walk: k_call_copy, k_call_fill, k_inline_copy, k_inline_fill);
     timed_reload!(
         r_call_copy(CopyFn) | f,
         d,
@@ -373,20 +303,6 @@ mod probe {
         d,
         n,
         src | unsafe { f(d.cast(), opaque(BYTE as usize) as i32, n) }
-    );
-    timed_walk!(k_call_copy(f: CopyFn) |d, n, src| unsafe { f(d.cast(), src.cast(), n) });
-    timed_walk!(k_call_fill(f: FillFn) |d, n, src| unsafe {
-        f(d.cast(), opaque(BYTE as usize) as i32, n)
-    });
-    timed_walk!(
-        k_inline_copy() | d,
-        n,
-        src | unsafe { cachecopy::copy_raw(d, src, n, Mode::Temporal) }
-    );
-    timed_walk!(
-        k_inline_fill() | d,
-        n,
-        src | unsafe { cachecopy::fill_raw(d, opaque(BYTE as usize) as u8, n, Mode::Temporal) }
     );
 
     /// The inline classes behind a call (`called`), with no frame of its own: `memcpy`'s
@@ -755,10 +671,10 @@ mod probe {
     /// Every variant's source and hot destination, page-aligned (a page for the source, whose
     /// bytes start at [`SRC_SKEW`], then two for the destination): variant `i`'s at
     /// `16 KiB * i`.
-    fn buffers(variants: usize) -> Map {
-        let m = Map::new(variants * (16 << 10), false, false);
+    fn buffers(variants: usize) -> Mapping {
+        let m = map(variants * (16 << 10), Pages::Base, false);
         // SAFETY: inside the mapping.
-        unsafe { core::ptr::write_bytes(m.p, BYTE, m.len) };
+        unsafe { core::ptr::write_bytes(m.as_ptr(), BYTE, m.len()) };
         m
     }
 
@@ -784,8 +700,8 @@ mod probe {
         // the report's 512 MiB arena.
         let slots = (2 * A_SIZES.len() * (b.rounds + 1) * b.cold_calls).next_power_of_two();
         let t0 = Instant::now();
-        let map4k = Map::new(v * slots * SLOT, false, true);
-        let map2m = Map::new(v * slots * SLOT, true, true);
+        let map4k = map(v * slots * SLOT, Pages::Base, true);
+        let map2m = map(v * slots * SLOT, Pages::Huge, true);
         println!(
             "\nA. Cold small calls: ns per call, median of {} interleaved rounds of {} calls, each \
              into a line no cache holds; ratio = glibc's time ÷ the variant's, paired per round; \
@@ -793,10 +709,10 @@ mod probe {
              and flushed in {:.1} s",
             b.rounds,
             b.cold_calls,
-            map4k.len >> 20,
-            map4k.huge_kib,
-            map2m.len >> 20,
-            map2m.huge_kib,
+            map4k.len() >> 20,
+            map4k.huge_kib(),
+            map2m.len() >> 20,
+            map2m.huge_kib(),
             t0.elapsed().as_secs_f64()
         );
         let mut w4k: Vec<Walk> = (0..v).map(|i| Walk::new(&map4k, i, v, slots)).collect();
@@ -823,7 +739,7 @@ mod probe {
                 for round in 0..=b.rounds {
                     for i in order(v, round) {
                         // SAFETY: inside the variant's 16 KiB.
-                        let src = unsafe { bufs.p.add(i * (16 << 10) + SRC_SKEW) };
+                        let src = unsafe { bufs.as_ptr().add(i * (16 << 10) + SRC_SKEW) };
                         let ring = rings[i].as_mut_ptr();
                         let w = match m {
                             Method::Table4k | Method::Walk4k => &mut w4k[i],
@@ -935,7 +851,7 @@ mod probe {
         let stride = (B_SIZES[B_SIZES.len() - 1] + 64).next_multiple_of(SLOT);
         let slots = (4 * b.b_cold_calls).next_power_of_two();
         let region = slots * stride;
-        let cold = Map::new(v * region, false, false);
+        let cold = map(v * region, Pages::Base, false);
         let bufs = buffers(v);
         println!(
             "\nB. Table classes, 64-byte (zmm) against 32-byte (ymm) registers{}: ns per call \
@@ -970,20 +886,21 @@ mod probe {
                         dsts.clear();
                         if hot {
                             // SAFETY: inside the variant's 16 KiB (`len + off <= 8 KiB`).
-                            let d = unsafe { bufs.p.add(i * (16 << 10) + (8 << 10) + off) };
+                            let d = unsafe { bufs.as_ptr().add(i * (16 << 10) + (8 << 10) + off) };
                             dsts.resize(b.hot_calls, d);
                         } else {
                             for _ in 0..b.b_cold_calls {
                                 cursor += 1;
                                 let slot = (cursor.wrapping_mul(SCATTER) as usize) & (slots - 1);
                                 // SAFETY: inside the variant's region (`off + len <= stride`).
-                                let d = unsafe { cold.p.add(i * region + slot * stride + off) };
+                                let d =
+                                    unsafe { cold.as_ptr().add(i * region + slot * stride + off) };
                                 flush_lines(d, len);
                                 dsts.push(d);
                             }
                         }
                         // SAFETY: inside the variant's 16 KiB.
-                        let src = unsafe { bufs.p.add(i * (16 << 10) + SRC_SKEW) };
+                        let src = unsafe { bufs.as_ptr().add(i * (16 << 10) + SRC_SKEW) };
                         let t = match i {
                             1 if !avx512 => f64::NAN,
                             5 if !avx512 => f64::NAN,

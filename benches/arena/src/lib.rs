@@ -8,10 +8,11 @@
 //! Beside the arenas it holds the references measurements print next to cachecopy, so the
 //! report and the benches compare against the same thing: transmit frames with glibc's
 //! `memcpy` and the streaming limit ([`frame`]), and a kernel-style scalar checksum loop
-//! ([`csum`]).
+//! ([`csum`]). On Linux, [`map`] makes mappings on the page size a probe chooses (4 KiB or
+//! transparent huge pages), for measurements of cold lines with and without TLB misses.
 //!
-//! The crate uses std only and does not depend on `cachecopy`: the ground a measurement stands
-//! on must not depend on the code it measures. The caller passes the last-level cache size in.
+//! The crate uses std (and libc for [`map`]) and does not depend on `cachecopy`: the ground a
+//! measurement stands on must not depend on the code it measures. The caller passes the last-level cache size in.
 //!
 //! # Sizing rule
 //!
@@ -40,6 +41,8 @@
 
 pub mod csum;
 pub mod frame;
+#[cfg(target_os = "linux")]
+pub mod map;
 
 use std::hint::black_box;
 
