@@ -12,17 +12,10 @@ pub(super) struct Map {
 
 impl Map {
     pub(super) fn new(len: usize) -> Option<Map> {
+        const PROT: libc::c_int = libc::PROT_READ | libc::PROT_WRITE;
+        const FLAGS: libc::c_int = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
         // SAFETY: an anonymous private mapping; the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
+        let p = unsafe { libc::mmap(core::ptr::null_mut(), len, PROT, FLAGS, -1, 0) };
         (p != libc::MAP_FAILED).then_some(Map { ptr: p.cast(), len })
     }
 }

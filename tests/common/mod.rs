@@ -28,17 +28,10 @@ impl Guarded {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         let inner = len.div_ceil(page).max(1) * page;
         let total = inner + 2 * page;
+        const PROT: libc::c_int = libc::PROT_READ | libc::PROT_WRITE;
+        const FLAGS: libc::c_int = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
         // SAFETY: anonymous private mapping, checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
+        let base = unsafe { libc::mmap(std::ptr::null_mut(), total, PROT, FLAGS, -1, 0) };
         assert_ne!(base, libc::MAP_FAILED, "mmap failed");
         let base = base.cast::<u8>();
         // SAFETY: both guard pages lie inside the mapping just made.
