@@ -109,3 +109,36 @@ pub fn set_rep_movsb_threshold(bytes: usize) {
     dispatch::active();
     tune::REP_MOVSB.store(tune::stored(bytes), Ordering::Relaxed);
 }
+
+/// The unit tests' hold on the process-wide thresholds: `dispatch::TEST_THRESHOLDS` locked, and
+/// the [`nt_threshold`] and [`fill_nt_threshold`] in force when taken set back when dropped
+/// (also when a test fails), before the lock is released.
+#[cfg(all(test, feature = "std"))]
+pub(crate) struct HeldThresholds {
+    nt: usize,
+    fill_nt: usize,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+#[cfg(all(test, feature = "std"))]
+impl HeldThresholds {
+    /// Waits for the other tests that set thresholds, then holds them.
+    pub(crate) fn take() -> HeldThresholds {
+        let lock = dispatch::TEST_THRESHOLDS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        HeldThresholds {
+            nt: nt_threshold(),
+            fill_nt: fill_nt_threshold(),
+            _lock: lock,
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+impl Drop for HeldThresholds {
+    fn drop(&mut self) {
+        set_nt_threshold(self.nt);
+        set_fill_nt_threshold(self.fill_nt);
+    }
+}

@@ -14,7 +14,9 @@ use std::vec::Vec;
 use super::{Mode, Store};
 use crate::dispatch::{self, copy_below, fill_below, index, Bounds};
 use crate::kernel::STREAM_MIN;
-use crate::thresholds::{fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold};
+use crate::thresholds::{
+    fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold, HeldThresholds,
+};
 
 /// The rule before the bounds (`Mode::resolve` with a threshold getter), the reference.
 fn reference(mode: Mode, len: usize, threshold: usize) -> Store {
@@ -123,22 +125,6 @@ fn check_all(what: &str) {
     }
 }
 
-/// Restores the thresholds in force when made, when dropped (also when a test fails).
-struct Restore(usize, usize);
-
-impl Restore {
-    fn new() -> Restore {
-        Restore(nt_threshold(), fill_nt_threshold())
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        set_nt_threshold(self.0);
-        set_fill_nt_threshold(self.1);
-    }
-}
-
 /// The thresholds the tests set: both sides of `STREAM_MIN`, a page and a bit, a few MiB,
 /// the largest length, never, and `UNSET`'s stand-in (reads back as never).
 const VALUES: [usize; 10] = [
@@ -156,10 +142,7 @@ const VALUES: [usize; 10] = [
 
 #[test]
 fn every_mode_resolves_as_the_old_rule_after_every_setter() {
-    let _one = dispatch::TEST_THRESHOLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let _restore = Restore::new();
+    let _held = HeldThresholds::take();
     check_all("detected");
     let values: &[usize] = if cfg!(miri) { &VALUES[2..5] } else { &VALUES };
     for (i, &nt) in values.iter().enumerate() {
@@ -174,10 +157,7 @@ fn every_mode_resolves_as_the_old_rule_after_every_setter() {
 #[cfg(unix)]
 fn a_calibrations_apply_moves_the_bounds() {
     use crate::calibrate::Calibration;
-    let _one = dispatch::TEST_THRESHOLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let _restore = Restore::new();
+    let _held = HeldThresholds::take();
     for (copy, fill) in [
         (Some(5 << 20), Some(700)),
         (Some(1), None),
@@ -196,10 +176,7 @@ fn a_calibrations_apply_moves_the_bounds() {
 /// threshold's.
 #[test]
 fn racing_setters_leave_valid_bounds() {
-    let _one = dispatch::TEST_THRESHOLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let _restore = Restore::new();
+    let _held = HeldThresholds::take();
     let stored = |v: usize| if v == usize::MAX - 1 { usize::MAX } else { v };
     let mut valid: Vec<usize> = VALUES.iter().map(|&v| stored(v).max(STREAM_MIN)).collect();
     valid.extend([nt_threshold(), fill_nt_threshold()].map(|t| t.max(STREAM_MIN)));

@@ -10,12 +10,11 @@ use super::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
 use crate::arch;
 use crate::batch::batch;
 use crate::cpu::engine::Engine;
-use crate::dispatch;
 use crate::fence;
 use crate::kernel::STREAM_MIN;
 use crate::mode::Mode;
 use crate::testutil::pattern;
-use crate::thresholds::{nt_threshold, set_nt_threshold};
+use crate::thresholds::{set_nt_threshold, HeldThresholds};
 
 /// Fences this thread issued while `f` ran.
 fn fences_during(f: impl FnOnce()) -> usize {
@@ -82,10 +81,7 @@ fn streamed(mode: Mode, len: usize, dist: usize) -> Vec<bool> {
 
 #[test]
 fn auto_moves_stream_only_past_the_threshold_in_distance() {
-    let _one = dispatch::TEST_THRESHOLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let saved = nt_threshold();
+    let _held = HeldThresholds::take();
     // Small enough for Miri: `Auto` streams from `STREAM_MIN` here, in length and distance.
     set_nt_threshold(0);
     let (len, near, far) = (3 * STREAM_MIN, STREAM_MIN / 2, STREAM_MIN + STREAM_MIN / 2);
@@ -124,17 +120,13 @@ fn auto_moves_stream_only_past_the_threshold_in_distance() {
         // Below the threshold in length, far or not: temporal.
         assert!(streamed(Mode::Auto, 60 << 10, 1 << 20).iter().all(|&s| !s));
     }
-    set_nt_threshold(saved);
 }
 
 /// The unfenced form fences nothing itself: what it resolved shows in the bytes only, and in
 /// the fence the caller then owes.
 #[test]
 fn move_raw_unfenced_moves_near_and_far() {
-    let _one = dispatch::TEST_THRESHOLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let saved = nt_threshold();
+    let _held = HeldThresholds::take();
     set_nt_threshold(0);
     let len = 3 * STREAM_MIN;
     for dist in [1, STREAM_MIN / 2, STREAM_MIN, len + 64] {
@@ -155,5 +147,4 @@ fn move_raw_unfenced_moves_near_and_far() {
             }
         }
     }
-    set_nt_threshold(saved);
 }
