@@ -5,39 +5,25 @@ mod common;
 use cachecopy::{copy, copy_with, copy_with_flush, fill, Backend, Edges, Engine, FlushOp, Mode};
 use common::*;
 
-#[test]
-fn every_length_every_backend() {
-    for b in engines() {
-        table_all_lengths(b);
-    }
+/// One test a table of the rig, each run on every engine this CPU offers. A macro, not a
+/// function taking the table: the tables take `impl Into<Engine>`, which no `fn` pointer names.
+macro_rules! on_every_engine {
+    ($($test:ident: $table:ident;)+) => {$(
+        #[test]
+        fn $test() {
+            for b in engines() {
+                $table(b);
+            }
+        }
+    )+};
 }
 
-#[test]
-fn all_offset_pairs_at_boundaries() {
-    for b in engines() {
-        table_offsets(b);
-    }
-}
-
-#[test]
-fn large_sizes() {
-    for b in engines() {
-        table_large(b);
-    }
-}
-
-#[test]
-fn fill_every_backend() {
-    for b in engines() {
-        table_fill(b);
-    }
-}
-
-#[test]
-fn guard_pages() {
-    for b in engines() {
-        table_guard_pages(b);
-    }
+on_every_engine! {
+    every_length_every_backend: table_all_lengths;
+    all_offset_pairs_at_boundaries: table_offsets;
+    large_sizes: table_large;
+    fill_every_backend: table_fill;
+    guard_pages: table_guard_pages;
 }
 
 #[test]

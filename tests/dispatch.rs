@@ -35,6 +35,16 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
     err
 }
 
+/// Runs the child `name` with the threshold variable `var` set to 4096, then to `bad`; `expect`
+/// tells the child what to find: 4096, then the built-in `default` (`bad` ignored, with one line
+/// on stderr).
+fn good_then_bad(name: &str, (var, expect): (&str, &str), bad: &str, default: usize) {
+    child(name, &[(var, "4096"), (expect, "4096")]);
+    let err = child(name, &[(var, bad), (expect, &default.to_string())]);
+    let warning = format!("cachecopy: ignoring {var}");
+    assert_eq!(err.matches(&warning).count(), 1, "{err}");
+}
+
 #[test]
 #[ignore = "run in a child by threads_race_the_first_call"]
 fn child_threads_race() {
@@ -261,27 +271,11 @@ fn child_expect_fill_rep() {
 #[test]
 #[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_fill_rep_threshold() {
-    child(
+    good_then_bad(
         "child_expect_fill_rep",
-        &[
-            ("CACHECOPY_FILL_REP_THRESHOLD", "4096"),
-            ("EXPECT_FILL_REP", "4096"),
-        ],
-    );
-    // A bad value: one line on stderr, and the built-in default.
-    let want = cachecopy::fill_rep_threshold();
-    let err = child(
-        "child_expect_fill_rep",
-        &[
-            ("CACHECOPY_FILL_REP_THRESHOLD", "lots"),
-            ("EXPECT_FILL_REP", &want.to_string()),
-        ],
-    );
-    assert_eq!(
-        err.matches("cachecopy: ignoring CACHECOPY_FILL_REP_THRESHOLD")
-            .count(),
-        1,
-        "{err}"
+        ("CACHECOPY_FILL_REP_THRESHOLD", "EXPECT_FILL_REP"),
+        "lots",
+        cachecopy::fill_rep_threshold(),
     );
 }
 
@@ -301,27 +295,11 @@ fn child_expect_rep_movsb() {
 #[test]
 #[cfg_attr(miri, ignore = "starts processes")]
 fn env_sets_the_rep_movsb_threshold() {
-    child(
+    good_then_bad(
         "child_expect_rep_movsb",
-        &[
-            ("CACHECOPY_REP_MOVSB_THRESHOLD", "4096"),
-            ("EXPECT_REP_MOVSB", "4096"),
-        ],
-    );
-    // A bad value: one line on stderr, and the built-in default.
-    let want = cachecopy::rep_movsb_threshold();
-    let err = child(
-        "child_expect_rep_movsb",
-        &[
-            ("CACHECOPY_REP_MOVSB_THRESHOLD", "many"),
-            ("EXPECT_REP_MOVSB", &want.to_string()),
-        ],
-    );
-    assert_eq!(
-        err.matches("cachecopy: ignoring CACHECOPY_REP_MOVSB_THRESHOLD")
-            .count(),
-        1,
-        "{err}"
+        ("CACHECOPY_REP_MOVSB_THRESHOLD", "EXPECT_REP_MOVSB"),
+        "many",
+        cachecopy::rep_movsb_threshold(),
     );
 }
 

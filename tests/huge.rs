@@ -194,10 +194,7 @@ fn every_backend_across_the_4gib_boundary() {
                         "{backend} {mode} fill {len} across {p:#x}"
                     );
                     assert!(
-                        dst[..64]
-                            .iter()
-                            .chain(&dst[64 + len..])
-                            .all(|&b| b == CANARY),
+                        canaries_intact(dst, len),
                         "{backend} {mode} fill {len} across {p:#x}: outside changed"
                     );
                     checked += 1;
@@ -219,10 +216,16 @@ fn check(backend: Backend, mode: Mode, room: &mut [u8], src: &[u8]) {
         "{backend} {mode} copy {len}: bytes differ"
     );
     assert!(
-        room[..64]
-            .iter()
-            .chain(&room[64 + len..])
-            .all(|&b| b == CANARY),
+        canaries_intact(room, len),
         "{backend} {mode} copy {len}: outside changed"
     );
+}
+
+/// Every byte of `room` outside `64..64 + len` (where [`check`] and the fills write) is still
+/// [`CANARY`].
+fn canaries_intact(room: &[u8], len: usize) -> bool {
+    room[..64]
+        .iter()
+        .chain(&room[64 + len..])
+        .all(|&b| b == CANARY)
 }

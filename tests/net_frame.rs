@@ -43,12 +43,22 @@ fn lengths() -> impl Iterator<Item = usize> {
     })
 }
 
+/// The million-frame runs' frames: each length of [`lengths`] with its frame, the first `len`
+/// bytes of `src` copied (`Temporal`) with `room` bytes free in front and behind.
+fn copied_frames(src: &[u8], room: usize) -> impl Iterator<Item = (usize, Frame)> + '_ {
+    lengths().map(move |len| {
+        (
+            len,
+            Frame::copy_from(room, &src[..len], room, Mode::Temporal),
+        )
+    })
+}
+
 #[test]
 fn asix_million_frames_no_copies_with_room() {
     let src = payload(1514, 1);
     let (mut copies, mut padded) = (0u64, 0u64);
-    for len in lengths() {
-        let mut f = Frame::copy_from(4, &src[..len], 4, Mode::Temporal);
+    for (len, mut f) in copied_frames(&src, 4) {
         let data_at = f.data().as_ptr();
         copies += asix_fixup(&mut f) as u64;
         padded += (f.len() == len + 8) as u64;
@@ -68,8 +78,7 @@ fn asix_million_frames_no_copies_with_room() {
 fn asix_million_frames_without_room_copy_once_each() {
     let src = payload(1514, 2);
     let (mut copies, mut frames) = (0u64, 0u64);
-    for len in lengths() {
-        let mut f = Frame::copy_from(0, &src[..len], 0, Mode::Temporal);
+    for (len, mut f) in copied_frames(&src, 0) {
         asix_fixup(&mut f);
         // One reallocation per frame (the push), with fresh room behind for the padding.
         copies += f.reallocations() as u64;
