@@ -213,7 +213,7 @@ fn run(
     for dest in [Dest::Cold, Dest::Hot] {
         for &size in sizes {
             let runs = measure::runs_per_sample(size, sample_bytes);
-            let r = measure::interleaved(&ops, size, dest, src, arena, samples, runs);
+            let r = measure::interleaved_at(&ops, size, 0, dest, src, arena, samples, runs);
             points.push(Point {
                 size,
                 dest,

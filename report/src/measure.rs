@@ -149,23 +149,10 @@ pub fn runs_per_sample(size: usize, sample_bytes: usize) -> usize {
     sample_bytes.div_ceil(size.max(1)).clamp(1, 1 << 16)
 }
 
-/// Times `ops` on `size` bytes with destinations `dest`: `samples` rounds, each round every op
-/// once in a fresh order ([`round_order`]), each sample `runs` operations.
+/// Times `ops` on `size` bytes with destinations `dest`, every destination `offset` bytes past
+/// its slot's start (0, or `--dst-offset`: a buffer behind a header): `samples` rounds, each
+/// round every op once in a fresh order ([`round_order`]), each sample `runs` operations.
 /// Returns GB/s (10^9 bytes per second) per op, per round.
-pub fn interleaved(
-    ops: &[Op],
-    size: usize,
-    dest: Dest,
-    src: &[u8],
-    arena: &mut Arena,
-    samples: usize,
-    runs: usize,
-) -> Vec<Vec<f64>> {
-    interleaved_at(ops, size, 0, dest, src, arena, samples, runs)
-}
-
-/// [`interleaved`] with every destination `offset` bytes past its slot's start (`--dst-offset`:
-/// a buffer behind a header).
 #[allow(clippy::too_many_arguments)]
 pub fn interleaved_at(
     ops: &[Op],

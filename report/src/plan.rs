@@ -43,38 +43,42 @@ fn geometric(from: usize, to: usize, step: usize) -> Vec<usize> {
 }
 
 impl Plan {
+    /// The full run's plan, on which the quick one builds.
+    fn full() -> Plan {
+        Plan {
+            sizes: geometric(64, 256 * MIB, 4),
+            samples: 11,
+            sample_bytes: 16 * MIB,
+            fill_sizes: geometric(64, 256 * MIB, 4),
+            rings: vec![2 * MIB, 64 * MIB],
+            chunks: vec![512 * KIB, 128 * KIB],
+            seed_bytes: 512 * MIB,
+            seed_rounds: 5,
+            victims: vec![256 * KIB, 8 * MIB],
+            pollution_copy: 4 * MIB,
+            pollution_samples: 15,
+            calib_sizes: geometric(4 * KIB, 64 * MIB, 2),
+            calib_samples: 7,
+        }
+    }
+
     /// The plan of `o.scale`, with `--sizes` and `--iterations` applied.
     pub fn new(o: &Options) -> Plan {
         let mut p = match o.scale {
-            Scale::Full => Plan {
-                sizes: geometric(64, 256 * MIB, 4),
-                samples: 11,
-                sample_bytes: 16 * MIB,
-                fill_sizes: geometric(64, 256 * MIB, 4),
-                rings: vec![2 * MIB, 64 * MIB],
-                chunks: vec![512 * KIB, 128 * KIB],
-                seed_bytes: 512 * MIB,
-                seed_rounds: 5,
-                victims: vec![256 * KIB, 8 * MIB],
-                pollution_copy: 4 * MIB,
-                pollution_samples: 15,
-                calib_sizes: geometric(4 * KIB, 64 * MIB, 2),
-                calib_samples: 7,
-            },
+            Scale::Full => Plan::full(),
+            // The full run's rings, chunks, victims and pollution copy: the same shapes, fewer
+            // and smaller sizes, fewer samples.
             Scale::Quick => Plan {
                 sizes: geometric(64, 64 * MIB, 16),
                 samples: 5,
                 sample_bytes: 4 * MIB,
                 fill_sizes: vec![64 * KIB, 4 * MIB],
-                rings: vec![2 * MIB, 64 * MIB],
-                chunks: vec![512 * KIB, 128 * KIB],
                 seed_bytes: 128 * MIB,
                 seed_rounds: 3,
-                victims: vec![256 * KIB, 8 * MIB],
-                pollution_copy: 4 * MIB,
                 pollution_samples: 7,
                 calib_sizes: geometric(16 * KIB, 64 * MIB, 4),
                 calib_samples: 5,
+                ..Plan::full()
             },
             Scale::Tiny => Plan {
                 sizes: vec![64, 64 * KIB, MIB],

@@ -278,6 +278,16 @@ struct Grid {
 }
 
 impl Grid {
+    /// A grid of `sizes` by `cols` for the calls `names`, nothing measured yet.
+    fn new(sizes: &[usize], cols: &[(Dest, usize)], names: Vec<String>) -> Grid {
+        Grid {
+            sizes: sizes.to_vec(),
+            cols: cols.to_vec(),
+            names,
+            ns: Vec::new(),
+        }
+    }
+
     /// `base`'s time ÷ `ours`', paired per round.
     fn ratio(&self, size: usize, col: usize, base: usize, ours: usize) -> Summary {
         let c = &self.ns[size][col];
@@ -331,12 +341,7 @@ fn measure(
         .map(|_| (Buf::new(src_len, 0x5a), Buf::new(4096, 0)))
         .collect();
     let mut dsts: Vec<*mut u8> = Vec::new();
-    let mut grid = Grid {
-        sizes: sizes.to_vec(),
-        cols: cols.to_vec(),
-        names: calls.iter().map(|c| c.name()).collect(),
-        ns: Vec::new(),
-    };
+    let mut grid = Grid::new(sizes, cols, calls.iter().map(|c| c.name()).collect());
     for &len in sizes {
         let mut by_col = Vec::new();
         for &(dest, offset) in cols {
@@ -383,12 +388,7 @@ fn measure_slices(calls: &[Slice], sizes: &[usize], b: &Budget) -> Grid {
         .map(|_| (Buf::new(len, 0x5a), Buf::new(len, 0)))
         .collect();
     let cols: Vec<(Dest, usize)> = OFFSETS.iter().map(|&o| (Dest::Hot, o)).collect();
-    let mut grid = Grid {
-        sizes: sizes.to_vec(),
-        cols: cols.clone(),
-        names: calls.iter().map(|c| c.name()).collect(),
-        ns: Vec::new(),
-    };
+    let mut grid = Grid::new(sizes, &cols, calls.iter().map(|c| c.name()).collect());
     for &size in sizes {
         let n = b.calls(Dest::Hot, size);
         let mut by_col = Vec::new();
