@@ -23,6 +23,28 @@ pub fn backend_and_mode(backend: u8, mode: u8) -> (Backend, Mode) {
     (backends[backend as usize % backends.len()], Mode::ALL[mode as usize % Mode::ALL.len()])
 }
 
+/// Where a copy-shaped case runs, as the first fields of its `Case`: a backend and a mode (as
+/// [`backend_and_mode`] picks them), the source's and the destination's offset into their first
+/// line, and a length.
+#[derive(arbitrary::Arbitrary, Debug)]
+pub struct Placement {
+    backend: u8,
+    mode: u8,
+    src_off: u8,
+    dst_off: u8,
+    len: u16,
+}
+
+impl Placement {
+    /// `(backend, mode, source offset, destination offset, length)`: offsets below 64, lengths
+    /// below 9000 (past every vector path's head, loop and tail, about six frames).
+    pub fn pick(&self) -> (Backend, Mode, usize, usize, usize) {
+        let (backend, mode) = backend_and_mode(self.backend, self.mode);
+        let (so, d_o) = (self.src_off as usize % 64, self.dst_off as usize % 64);
+        (backend, mode, so, d_o, self.len as usize % 9000)
+    }
+}
+
 /// `n` bytes: the fuzzer's `bytes` repeated to length, or `empty` throughout when it gave none.
 pub fn repeated(bytes: &[u8], n: usize, empty: u8) -> Vec<u8> {
     if bytes.is_empty() {

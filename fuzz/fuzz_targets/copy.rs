@@ -8,15 +8,11 @@ use cachecopy::Mode;
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::{backend_and_mode, canaries_intact, flush_ops, repeated};
+use common::{canaries_intact, flush_ops, repeated, Placement};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
-    backend: u8,
-    mode: u8,
-    src_off: u8,
-    dst_off: u8,
-    len: u16,
+    at: Placement,
     fill: Option<u8>,
     flush: u8,
     /// When set, a move within one buffer by this many bytes (negative: down) instead.
@@ -27,9 +23,7 @@ struct Case {
 const CANARY: u8 = 0xA7;
 
 fuzz_target!(|c: Case| {
-    let (backend, mode) = backend_and_mode(c.backend, c.mode);
-    let (so, d_o) = (c.src_off as usize % 64, c.dst_off as usize % 64);
-    let len = c.len as usize % 9000;
+    let (backend, mode, so, d_o, len) = c.at.pick();
     // Source: the fuzzer's bytes, repeated to length.
     let src = repeated(&c.bytes, so + len, 0x11);
     if let Some(dist) = c.moved {

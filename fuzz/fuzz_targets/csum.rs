@@ -16,15 +16,11 @@ use cachecopy::net::{
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::{backend_and_mode, canaries_intact, ones_sum, repeated};
+use common::{canaries_intact, ones_sum, repeated, Placement};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
-    backend: u8,
-    mode: u8,
-    src_off: u8,
-    dst_off: u8,
-    len: u16,
+    at: Placement,
     initial: u32,
     splits: Vec<u16>,
     bytes: Vec<u8>,
@@ -33,9 +29,7 @@ struct Case {
 const CANARY: u8 = 0x5C;
 
 fuzz_target!(|c: Case| {
-    let (backend, mode) = backend_and_mode(c.backend, c.mode);
-    let (so, d_o) = (c.src_off as usize % 64, c.dst_off as usize % 64);
-    let len = c.len as usize % 9000;
+    let (backend, mode, so, d_o, len) = c.at.pick();
     let src = repeated(&c.bytes, so + len, 0xff);
     let src = &src[so..];
     let want = ones_sum(src);

@@ -106,6 +106,20 @@ struct M {
     total: usize,
 }
 
+impl M {
+    /// `n` bytes consumed: the position moves on, the count down.
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+        self.count -= n;
+    }
+
+    /// `n` bytes given back: the position moves back, the count up.
+    fn revert(&mut self, n: usize) {
+        self.pos -= n;
+        self.count += n;
+    }
+}
+
 fuzz_target!(|input: Input| {
     let scale = 1 + input.scale as usize % 24;
     let (ss, ssize) = carve(&input.src_segs, scale);
@@ -143,8 +157,7 @@ fuzz_target!(|input: Input| {
                 assert_eq!(n, len.min(sm.count));
                 assert_eq!(&out[off..off + n], &sflat[sm.pos..sm.pos + n]);
                 assert!(out[..off].iter().chain(&out[off + n..]).all(|&b| b == 0xA5));
-                sm.pos += n;
-                sm.count -= n;
+                sm.advance(n);
             }
             Op::GatherFull { len, mode: m } => {
                 let len = len as usize;
@@ -153,8 +166,7 @@ fuzz_target!(|input: Input| {
                 assert_eq!(r.is_ok(), len <= sm.count);
                 if r.is_ok() {
                     assert_eq!(&out[..], &sflat[sm.pos..sm.pos + len]);
-                    sm.pos += len;
-                    sm.count -= len;
+                    sm.advance(len);
                 } else {
                     assert!(out.iter().all(|&b| b == 0));
                 }
@@ -177,39 +189,33 @@ fuzz_target!(|input: Input| {
                     assert_eq!(n, data.len().min(dm.count));
                 }
                 for_each_flat(&ds, dm.pos, n, |b, j| model[b] = data[j]);
-                dm.pos += n;
-                dm.count -= n;
+                dm.advance(n);
             }
             Op::Zero { len, mode: m } => {
                 let n = zero_iter(&mut dst, len as usize, mode(m));
                 assert_eq!(n, (len as usize).min(dm.count));
                 for_each_flat(&ds, dm.pos, n, |b, _| model[b] = 0);
-                dm.pos += n;
-                dm.count -= n;
+                dm.advance(n);
             }
             Op::CursorToCursor { len, mode: m } => {
                 let n = copy_iter(&mut dst, &mut src, len as usize, mode(m));
                 assert_eq!(n, (len as usize).min(dm.count).min(sm.count));
                 let from = &sflat[sm.pos..sm.pos + n];
                 for_each_flat(&ds, dm.pos, n, |b, j| model[b] = from[j]);
-                dm.pos += n;
-                dm.count -= n;
-                sm.pos += n;
-                sm.count -= n;
+                dm.advance(n);
+                sm.advance(n);
             }
             Op::Advance { src: s, n } => {
                 let m = if s { &mut sm } else { &mut dm };
                 let n = n as usize % (m.count + 1);
                 if s { src.advance(n) } else { dst.advance(n) }
-                m.pos += n;
-                m.count -= n;
+                m.advance(n);
             }
             Op::Revert { src: s, n } => {
                 let m = if s { &mut sm } else { &mut dm };
                 let n = n as usize % (m.pos + 1);
                 if s { src.revert(n) } else { dst.revert(n) }
-                m.pos -= n;
-                m.count += n;
+                m.revert(n);
             }
             Op::Truncate { src: s, n } => {
                 let m = if s { &mut sm } else { &mut dm };
