@@ -16,11 +16,24 @@ use std::hint::black_box;
 
 use cachecopy::Mode;
 use cachecopy_arena::csum::kernel_loop;
-use criterion::{Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput};
 use util::{print_ratios, timed, Dest};
 
 type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
 type MemsetFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
+
+/// The group `{name}/{dest}/{size}`, its figures in bytes per second.
+fn group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    dest: Dest,
+    size: usize,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut g = c.benchmark_group(format!("{name}/{}/{size}", dest.name()));
+    g.throughput(Throughput::Bytes(size as u64));
+    g
+}
 
 fn bench(c: &mut Criterion) {
     let quick = std::env::var_os("CACHECOPY_BENCH_QUICK").is_some();
@@ -42,8 +55,7 @@ fn bench(c: &mut Criterion) {
         for &size in sizes {
             for dest in Dest::ALL {
                 let s = src.as_ptr();
-                let mut g = c.benchmark_group(format!("{copy_group}/{}/{size}", dest.name()));
-                g.throughput(Throughput::Bytes(size as u64));
+                let mut g = group(c, &copy_group, dest, size);
                 let key = |n| (copy_group.as_str(), size, dest, n);
                 g.bench_function("memcpy", |b| {
                     timed(b, key("memcpy"), || {
@@ -62,8 +74,7 @@ fn bench(c: &mut Criterion) {
                     });
                 }
                 g.finish();
-                let mut g = c.benchmark_group(format!("{fill_group}/{}/{size}", dest.name()));
-                g.throughput(Throughput::Bytes(size as u64));
+                let mut g = group(c, &fill_group, dest, size);
                 let key = |n| (fill_group.as_str(), size, dest, n);
                 g.bench_function("memset", |b| {
                     timed(b, key("memset"), || {
