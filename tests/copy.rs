@@ -146,13 +146,7 @@ fn length_mismatch_panics() {
 
 #[test]
 fn backend_names_round_trip() {
-    for b in [
-        Backend::Generic,
-        Backend::Sse2,
-        Backend::Avx2,
-        Backend::Avx512,
-        Backend::Neon,
-    ] {
+    for b in ALL_BACKENDS {
         assert_eq!(Backend::from_name(b.name()), Some(b));
     }
     assert_eq!(Backend::from_name("AVX2"), Some(Backend::Avx2));

@@ -228,13 +228,7 @@ fn environments() -> Vec<Env> {
         .map(|s| s.as_bytes().to_vec())
         .collect();
     backends.push(b"\xc3".to_vec());
-    for b in [
-        Backend::Generic,
-        Backend::Sse2,
-        Backend::Avx2,
-        Backend::Avx512,
-        Backend::Neon,
-    ] {
+    for b in common::ALL_BACKENDS {
         backends.push(b.name().as_bytes().to_vec());
     }
     for v in backends {

@@ -129,6 +129,12 @@ pub fn guarded_pair<'a>(
 
 pub const CANARY: u8 = 0xC5;
 
+/// Every backend, supported on this CPU or not (`Backend::supported` lists those that are).
+pub const ALL_BACKENDS: [Backend; 5] = {
+    use Backend::*;
+    [Generic, Sse2, Avx2, Avx512, Neon]
+};
+
 /// Copies `len` bytes from source offset `so` to destination offset `d_o` with exactly
 /// `backend` and `mode`, and checks the copy and the canaries on both sides of it.
 pub fn check_copy(
