@@ -40,6 +40,12 @@ mod linux {
     const USAGE: &str =
         "usage: xdp_tx [--frames N] [--rounds R] [--seconds S] [--batch B] [--panic-after N]";
 
+    /// The value `v` of the argument `a`, or the usage error that names both.
+    fn parsed<T: std::str::FromStr>(a: &str, v: String) -> Result<T, String> {
+        v.parse()
+            .map_err(|_| format!("bad value {v:?} for {a}\n{USAGE}"))
+    }
+
     fn parse() -> Result<Config, String> {
         let mut cfg = Config {
             stop: Some(&STOP),
@@ -51,28 +57,12 @@ mod linux {
                 args.next()
                     .ok_or_else(|| format!("{name} needs a value\n{USAGE}"))
             };
-            let bad = |a: &str, v: &str| format!("bad value {v:?} for {a}\n{USAGE}");
             match a.as_str() {
-                "--frames" => {
-                    let v = val(&a)?;
-                    cfg.frames = v.parse().map_err(|_| bad(&a, &v))?;
-                }
-                "--rounds" => {
-                    let v = val(&a)?;
-                    cfg.rounds = v.parse().map_err(|_| bad(&a, &v))?;
-                }
-                "--seconds" => {
-                    let v = val(&a)?;
-                    cfg.seconds = v.parse().map_err(|_| bad(&a, &v))?;
-                }
-                "--batch" => {
-                    let v = val(&a)?;
-                    cfg.batch = v.parse().map_err(|_| bad(&a, &v))?;
-                }
-                "--panic-after" => {
-                    let v = val(&a)?;
-                    cfg.panic_after = Some(v.parse().map_err(|_| bad(&a, &v))?);
-                }
+                "--frames" => cfg.frames = parsed(&a, val(&a)?)?,
+                "--rounds" => cfg.rounds = parsed(&a, val(&a)?)?,
+                "--seconds" => cfg.seconds = parsed(&a, val(&a)?)?,
+                "--batch" => cfg.batch = parsed(&a, val(&a)?)?,
+                "--panic-after" => cfg.panic_after = Some(parsed(&a, val(&a)?)?),
                 "-h" | "--help" => return Err(USAGE.into()),
                 _ => return Err(format!("unknown argument {a:?}\n{USAGE}")),
             }
