@@ -12,11 +12,12 @@
 //!   from the two adjacent 16-byte moves itself, so no assembly is needed for the temporal path.
 
 use core::arch::aarch64::{
-    uint8x16_t, vcombine_u64, vcreate_u64, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_u8,
-    vpadalq_u32, vreinterpretq_u32_u8, vreinterpretq_u64_u8, vreinterpretq_u8_u64, vst1q_u8,
+    uint8x16_t, vaddq_u64, vaddvq_u64, vcombine_u64, vcreate_u64, vdupq_n_u8, vget_high_u8,
+    vget_low_u8, vld1q_u8, vpadalq_u32, vreinterpretq_u32_u8, vreinterpretq_u64_u8,
+    vreinterpretq_u8_u64, vst1q_u8,
 };
 
-use crate::vector::{add64, Checksum, Vector};
+use crate::vector::{Checksum, Vector};
 
 /// Two `q` registers: 32 consecutive bytes, the low address in `.0`.
 #[derive(Clone, Copy)]
@@ -74,8 +75,10 @@ unsafe impl Vector for uint8x16_t {
     }
 }
 
-// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
-// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+// SAFETY: each 64-bit lane only ever gains 32-bit halves (less than 2^33 per register added), so
+// within `CSUM_CHUNK` (2^30) bytes, at most 2^30 / 8 halves-pairs in all, every lane and even the
+// sum of all lanes stays below 2^60: the reduction's plain adds are exact, hence an end-around
+// sum, congruent as the contract asks.
 unsafe impl Checksum for uint8x16_t {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo
     // modulo 2^32 - 1, hence modulo 2^16 - 1) in one `uadalp` (pairwise add and accumulate).
@@ -89,11 +92,11 @@ unsafe impl Checksum for uint8x16_t {
             ))
         }
     }
+    // The lanes added plainly (they cannot carry, above): one `addp`.
     #[inline(always)]
     unsafe fn csum_reduce(acc: Self) -> u64 {
-        // SAFETY: a 16-byte register has the size and validity of `[u64; 2]`.
-        let lanes: [u64; 2] = unsafe { core::mem::transmute(acc) };
-        lanes.into_iter().fold(0, add64)
+        // SAFETY: register-only NEON operations (baseline here).
+        unsafe { vaddvq_u64(vreinterpretq_u64_u8(acc)) }
     }
 }
 
@@ -158,7 +161,8 @@ unsafe impl Vector for Pair {
     }
 }
 
-// SAFETY: two independent `uint8x16_t` accumulators, each keeping its own congruence.
+// SAFETY: two independent `uint8x16_t` accumulators, each keeping its own congruence; together
+// they hold the lanes of at most `CSUM_CHUNK` bytes, so their plain sum cannot carry either.
 unsafe impl Checksum for Pair {
     // Two independent accumulators, one per register: two `uadalp` per 32 bytes.
     #[inline(always)]
@@ -173,12 +177,12 @@ unsafe impl Checksum for Pair {
     }
     #[inline(always)]
     unsafe fn csum_reduce(acc: Self) -> u64 {
-        // SAFETY: as `uint8x16_t::csum_reduce`.
+        // SAFETY: register-only NEON operations (baseline here).
         unsafe {
-            add64(
-                uint8x16_t::csum_reduce(acc.0),
-                uint8x16_t::csum_reduce(acc.1),
-            )
+            vaddvq_u64(vaddq_u64(
+                vreinterpretq_u64_u8(acc.0),
+                vreinterpretq_u64_u8(acc.1),
+            ))
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::vector::{add64, Checksum, Vector};
+use crate::vector::{Checksum, Vector};
 
 // SAFETY: every method moves exactly 16 bytes; `Half = u64` is the 8-byte word.
 unsafe impl Vector for __m128i {
@@ -56,8 +56,10 @@ unsafe impl Vector for __m128i {
     }
 }
 
-// SAFETY: each 64-bit lane only ever gains 32-bit halves, so it cannot wrap within
-// `CSUM_CHUNK` bytes, and the reduction adds the lanes with end-around carry.
+// SAFETY: each 64-bit lane only ever gains 32-bit halves (less than 2^33 per register added), so
+// within `CSUM_CHUNK` (2^30) bytes, at most 2^30 / 8 halves-pairs in all, every lane and even the
+// sum of all lanes stays below 2^60: the reduction's plain adds are exact, hence an end-around
+// sum, congruent as the contract asks.
 unsafe impl Checksum for __m128i {
     // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
     // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
@@ -69,10 +71,11 @@ unsafe impl Checksum for __m128i {
             _mm_add_epi64(acc, _mm_add_epi64(lo, _mm_srli_epi64::<32>(v)))
         }
     }
+    // The lanes added plainly (they cannot carry, above), in registers: the end-around fold
+    // of the lanes as scalars was vectorized by LLVM into a compare-and-subtract per step.
     #[inline(always)]
     unsafe fn csum_reduce(acc: Self) -> u64 {
-        // SAFETY: a register of 2 64-bit lanes has the size and validity of `[u64; 2]`.
-        let lanes: [u64; 2] = unsafe { core::mem::transmute(acc) };
-        lanes.into_iter().fold(0, add64)
+        // SAFETY: register-only SSE2 operations (baseline on x86_64).
+        unsafe { _mm_cvtsi128_si64(_mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc))) as u64 }
     }
 }

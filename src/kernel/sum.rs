@@ -394,10 +394,12 @@ unsafe fn span<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 
                 a = V::csum_add(a, v);
                 off += w;
             }
-            let ab = add64(V::csum_reduce(a), V::csum_reduce(b));
-            let cd = add64(V::csum_reduce(c), V::csum_reduce(d));
+            // The four accumulators merged in registers (an accumulator's lanes added as data:
+            // congruent, and each lane gains less than 2^33, as from one more register), then
+            // one reduction to a scalar.
+            let acc = V::csum_add(V::csum_add(a, b), V::csum_add(c, d));
             // Registers are summed as words from `head`, which may be odd.
-            sum = block_add(sum, add64(ab, cd), head);
+            sum = block_add(sum, V::csum_reduce(acc), head);
         }
         let tail = edge::<V, D>(src.add(body_end), dst.skip(body_end), len - body_end);
         block_add(sum, tail, body_end)
