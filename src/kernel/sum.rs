@@ -2,14 +2,18 @@
 //! as it goes (each source byte is loaded once, summed and stored from the same register).
 //!
 //! Generic over the register ([`Checksum`], which each leaf implements) and the
-//! [`Sink`] (no destination, ordinary stores, streaming stores). Shape of one span:
+//! [`Sink`] (no destination, ordinary stores, streaming stores). Short spans (and plain sums on
+//! registers narrower than 32 bytes) go through [`short`]: two carry chains in general-purpose
+//! registers (a fused copy: 128-bit accumulators, [`short_stored`]). Shape of a longer span:
 //! - the bytes before the first `V::BYTES`-aligned destination address (source address for a
-//!   plain sum) and the bytes after the last whole register: 64-bit words, then 4/2/1 bytes
-//!   (AVX-512: one masked register each);
-//! - between them, whole registers, four per iteration into four accumulators.
+//!   plain sum) and the bytes after the last whole register: [`short`]'s
+//!   straight-line steps (AVX-512 with masked edges: one masked register each);
+//! - between them, whole registers, four per iteration into four accumulators, merged in
+//!   registers and reduced once.
 //!
 //! The copy kernel's overlapping small-size moves would sum some bytes twice, so nothing here
-//! overlaps: every byte is loaded exactly once and every access stays inside both buffers.
+//! sums a byte twice: every byte is summed exactly once (a short tail reloads the bytes before
+//! it only to shift them out) and every access stays inside both buffers.
 //! Words are native-endian 16-bit pairs counted from the start of the span; a part that starts at
 //! an odd offset is summed on its own and byte-rotated in ([`block_add`], Linux's rule).
 //!
@@ -23,6 +27,9 @@ use crate::vector::{add64, Checksum, Vector, CSUM_CHUNK};
 
 /// Where the summed bytes go.
 pub(crate) trait Sink: Copy {
+    /// Whether the sink stores the bytes (false only for [`Discard`]): [`short`] takes its
+    /// carry chains only for a plain sum.
+    const STORES: bool = true;
     /// The address the register loop aligns to (`None`: none, align the source).
     fn addr(self) -> Option<usize>;
     /// # Safety
@@ -52,6 +59,7 @@ pub(crate) struct Plain(pub(crate) *mut u8);
 struct Stream(*mut u8);
 
 impl Sink for Discard {
+    const STORES: bool = false;
     fn addr(self) -> Option<usize> {
         None
     }
@@ -145,49 +153,97 @@ pub(crate) fn fold16(s: u64) -> u32 {
     s.wrapping_add(s.rotate_right(16)) >> 16
 }
 
+/// `a + b + carry` and the carry out: a run of these is one `adc` chain (`adcs` on aarch64).
+/// On x86_64 through the `_addcarry_u64` intrinsic: compiled with AVX-512 enabled (the AVX-512
+/// tables, or a caller built for such a CPU), LLVM's vectorizer turned two portable chains into
+/// 512-bit compares and mask-register logic, several times slower. `u64::carrying_add` is newer
+/// than the crate's minimum Rust.
+#[inline(always)]
+fn adc(a: u64, b: u64, carry: bool) -> (u64, bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut s = 0;
+        // A safe function on recent toolchains, an `unsafe fn` on older ones the crate's
+        // minimum Rust may cover: hence the allowed unused `unsafe`.
+        #[allow(unused_unsafe)]
+        // SAFETY: no preconditions: register arithmetic on the baseline x86_64 `adc`.
+        let c = unsafe { core::arch::x86_64::_addcarry_u64(carry as u8, a, b, &mut s) };
+        (s, c != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let (s, c1) = a.overflowing_add(b);
+        let (s, c2) = s.overflowing_add(carry as u64);
+        (s, c1 | c2)
+    }
+}
+
+/// Adds the `N` words at `off` (handing each to the sink) to `*sum` in one carry chain (an `add`,
+/// then `adc` from memory: one instruction a word) and returns the chain's carry out, 0 or 1,
+/// which the caller counts. The chain starts with a plain add, so two chains in a row depend on
+/// each other only through their own sums, and run side by side.
+///
+/// # Safety
+/// `src + off..src + off + 8 * N` readable; the sink valid there.
+#[inline(always)]
+unsafe fn chain<const N: usize, D: Sink>(src: *const u8, dst: D, off: usize, sum: &mut u64) -> u64 {
+    let (mut s, mut c) = (*sum, false);
+    let mut i = 0;
+    while i < N {
+        // SAFETY: `off + 8 * i + 8 <= off + 8 * N`, inside the span (caller).
+        let w = unsafe { src.add(off + 8 * i).cast::<u64>().read_unaligned() };
+        // SAFETY: as above, for the sink.
+        unsafe { dst.scalar(off + 8 * i, w) };
+        (s, c) = adc(s, w, c);
+        i += 1;
+    }
+    *sum = s;
+    c as u64
+}
+
 /// The end-around sum of an IP header's `LEN` bytes (20: IPv4 without options; 40: IPv6) plus
-/// `init`, not folded: straight-line adds into a 128-bit accumulator (an `add`/`adc` pair per
-/// 8-byte word, the 4-byte remainder of 20 as a zero-padded word), no length ladder. Linux
-/// special-cases the same two (`csum_partial`'s 40-byte path, `ip_fast_csum`), the calls a
-/// stack makes most; through [`short`]'s ladder and a call, these ran 0.82-0.86x of a
-/// kernel-style loop in one harness, inline like this 2.1-3.4x (docs/checksums.md).
+/// `init`, not folded: one straight carry chain (`add`, then `adc` from memory, the 4-byte
+/// remainder of 20 as a zero-padded word), no length ladder. Linux special-cases the same two
+/// (`csum_partial`'s 40-byte path, `ip_fast_csum`), the calls a stack makes most; through
+/// [`short`]'s ladder and a call, these ran 0.82-0.86x of a kernel-style loop in one harness,
+/// inline like this 2.1-3.4x (docs/checksums.md).
 ///
 /// # Safety
 /// `src..src + LEN` readable; `LEN` is 20 or 40.
 #[inline(always)]
 pub(crate) unsafe fn header<const LEN: usize>(src: *const u8, init: u64) -> u64 {
     const { assert!(LEN == 20 || LEN == 40) };
-    // SAFETY: every read lies in `0..LEN`: `LEN / 8` words, then 4 bytes at `LEN - 4` when
-    // `LEN % 8 == 4`.
+    let mut s = init;
+    // SAFETY: `LEN / 8` whole words, then 4 bytes at `LEN - 4` when `LEN % 8 == 4`: every read
+    // lies in `0..LEN`.
     unsafe {
-        let word = |off: usize| src.add(off).cast::<u64>().read_unaligned() as u128;
-        let mut acc = init as u128;
-        let mut off = 0;
-        while off + 8 <= LEN {
-            acc += word(off);
-            off += 8;
+        if LEN == 40 {
+            let c = chain::<5, Discard>(src, Discard, 0, &mut s);
+            return add64(s, c);
         }
-        if LEN % 8 == 4 {
-            // The word whose memory image is these 4 bytes then zeros, on either byte order
-            // (an even offset, so its 16-bit words are the data's).
-            let t = src.add(off).cast::<u32>().read_unaligned() as u64;
-            acc += if cfg!(target_endian = "little") {
-                t
-            } else {
-                t << 32
-            } as u128;
-        }
-        add64(acc as u64, (acc >> 64) as u64)
+        let c = chain::<2, Discard>(src, Discard, 0, &mut s) != 0;
+        // The word whose memory image is the last 4 bytes then zeros, on either byte order (an
+        // even offset, so its 16-bit words are the data's).
+        let t = src.add(16).cast::<u32>().read_unaligned() as u64;
+        let t = if cfg!(target_endian = "little") {
+            t
+        } else {
+            t << 32
+        };
+        let (x, c) = adc(s, t, c);
+        add64(x, c as u64)
     }
 }
 
 /// Below this many bytes [`short`] sums (and copies) in general-purpose registers, inlined at
 /// the caller with no table between: `net::csum_partial`, `net::csum_and_copy` and the cursor
-/// steps take it before dispatch. Two add-with-carry chains take 16 bytes a cycle on every CPU
-/// in docs/machines (four integer ALUs, two or three loads a cycle, `adc` at one cycle since
-/// Broadwell and Zen 1); the vector loop pays a fixed cost first (the call, its aligned head,
-/// the four accumulators' reductions, the tail: some 60 cycles), which even 64-byte registers
-/// do not win back below 512 bytes (figures in docs/checksums.md).
+/// steps take it before dispatch. Its two carry chains take 16 bytes a cycle on every CPU in
+/// docs/machines; the vector loop pays a fixed cost first (the call, the tail, merging and
+/// reducing its accumulators), which 32- and 64-byte registers win back at about 512 bytes on
+/// the Zen 3 (AVX2: [`short`] 12.5 ns at 500 B, the loop 11.5-13.9 ns at 512 B by build; the
+/// same per-byte throughput on Zen 4 with either engine). On the Intel Xeon, by its reference
+/// run with the former reduction's cost taken out, both paths stay above a kernel-style loop
+/// on either side of the cut-over (docs/checksums.md).
 pub(crate) const SHORT: usize = 512;
 // Below `STREAM_MIN` every mode but flush-cache stores temporally, so a short fused copy is an
 // ordinary-store copy in every mode the callers take it for.
@@ -232,18 +288,89 @@ unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, k: usize) -> u64 {
 /// general-purpose registers, each word handed to the sink from the register it was summed
 /// from. Not folded.
 ///
-/// Linux's `csum_partial` (arch/x86/lib/csum-partial_64.c, 2021) in portable code: words are
-/// added into a 128-bit accumulator, so each add is an `add`/`adc` pair on x86_64 (`adds`/`adc`
-/// on aarch64, four 32-bit adds with carry on 32-bit targets) whose carries are counted in the
-/// high half instead of folded back word by word; 64-byte blocks go into two accumulators (two
-/// chains). Below 64 bytes the length's bits pick straight-line 32-, 16-, 8-, 4-, 2- and 1-byte
-/// steps: a 20-byte IPv4 header is two words and one 4-byte load, a 40-byte IPv6 header five
-/// words, with no loop. No vector register is touched, so the word backend runs it too.
+/// Linux's `csum_partial` (arch/x86/lib/csum-partial_64.c) in portable code: words are added in
+/// carry chains ([`chain`]: `add`, then `adc` from memory on x86_64, `adds`/`adcs` on aarch64,
+/// 32-bit add-with-carry pairs on 32-bit targets), each chain's carry out counted on the side.
+/// Two chains: the first 32 bytes of every 64-byte block go to one sum, the last 32 to the
+/// other. A chain is one instruction a word where the CPU runs `adc` from memory as one
+/// operation (AMD), and the two chains take two words a cycle where two `adc` run in parallel
+/// (Intel): the former shape, an `add` and an `adc $0` a word into a 128-bit accumulator (two
+/// instructions a word), tied a kernel-style loop at 52-128 bytes on Zen 3 (docs/checksums.md).
+/// Below 64 bytes the length's bits pick straight-line 32-, 16- and 8-byte steps and the last
+/// bytes as one shifted word; a 20-byte IPv4 header is two words and one shifted load, with no
+/// loop. No vector register is touched, so the word backend runs it too. A sink that stores
+/// (the fused copy) takes [`short_stored`], the former shape, instead.
 ///
 /// # Safety
 /// `src..src + len` readable; the sink valid for `len` bytes and not overlapping the source.
 #[inline(always)]
 pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize, init: u64) -> u64 {
+    if D::STORES {
+        // SAFETY: forwarded contract.
+        return unsafe { short_stored(src, dst, len, init) };
+    }
+    let (mut a, mut b) = (init, 0u64);
+    // Carries out of the chains: fewer than `len / 8`, so no overflow.
+    let (mut ca, mut cb) = (0u64, 0u64);
+    let mut off = 0;
+    let blocks = len & !63;
+    // SAFETY: (whole body) every move is at `off..off + size` with `off + size <= len`: the loop
+    // leaves fewer than 64 bytes, and each smaller step runs only when its bit of the remainder
+    // is set, so the steps cover the remainder exactly once, in order.
+    unsafe {
+        while off != blocks {
+            ca += chain::<4, D>(src, dst, off, &mut a);
+            cb += chain::<4, D>(src, dst, off + 32, &mut b);
+            off += 64;
+        }
+        if len & 32 != 0 {
+            ca += chain::<4, D>(src, dst, off, &mut a);
+            off += 32;
+        }
+        if len & 16 != 0 {
+            cb += chain::<2, D>(src, dst, off, &mut b);
+            off += 16;
+        }
+        if len & 8 != 0 {
+            ca += chain::<1, D>(src, dst, off, &mut a);
+        }
+        // The last `len & 7` bytes start at an even offset (a multiple of 8), so as a
+        // zero-padded word they are whole 16-bit words and an odd byte padded with zero. From 8
+        // bytes up they are the top of the last 8 bytes, loaded (and stored) again whole: one
+        // load and one shift instead of three branches.
+        let k = len & 7;
+        if k != 0 {
+            let t = if len >= 8 {
+                let w = src.add(len - 8).cast::<u64>().read_unaligned();
+                dst.scalar(len - 8, w);
+                if cfg!(target_endian = "little") {
+                    w >> (8 * (8 - k))
+                } else {
+                    w << (8 * (8 - k))
+                }
+            } else {
+                short_tail(src, dst, k)
+            };
+            let (x, c) = b.overflowing_add(t);
+            b = x;
+            cb += c as u64;
+        }
+    }
+    let (s, c) = a.overflowing_add(b);
+    // 2^64 is 1 modulo 2^16 - 1: each carry counted adds one.
+    add64(s, ca + cb + c as u64)
+}
+
+/// [`short`] for a sink that stores: each word added into a 128-bit accumulator (`add` from the
+/// register the word is stored from, `adc $0` into the high half on x86_64; `adds`/`adc` on
+/// aarch64), two accumulators over 64-byte blocks, the carries counted in the high halves.
+/// With a store per word the carry chains' bookkeeping cost the fused copy a cycle per call at
+/// 20-64 B on the Zen 3 (docs/checksums.md), so the copy keeps this shape.
+///
+/// # Safety
+/// As [`short`].
+#[inline(always)]
+unsafe fn short_stored<D: Sink>(src: *const u8, dst: D, len: usize, init: u64) -> u64 {
     let mut acc = init as u128;
     let mut off = 0;
     // SAFETY: (whole body) every move is at `off..off + size` with `off + size <= len`: the loop
@@ -305,46 +432,28 @@ pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize, init: u6
     add64(acc as u64, (acc >> 64) as u64)
 }
 
-/// Fewer than a register's worth of bytes (or any length, for the word loop's tail).
+/// The bytes before the first aligned register and after the last one (fewer than a
+/// register's worth): one masked register where the backend has masked moves, else
+/// [`short`]'s straight-line steps in general-purpose registers (below 64 bytes its loop never
+/// runs: a 32-, 16- and 8-byte step as the length's bits say, then the last bytes as one shifted
+/// word), in two add-with-carry chains that run beside the vector loop.
 ///
 /// # Safety
 /// `src..src + len` readable; the sink valid for `len` bytes.
 #[inline(always)]
 unsafe fn edge<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
-    // SAFETY: (whole body) every access is at `off..off + size` with `off + size <= len`.
+    if len == 0 {
+        return 0;
+    }
+    // SAFETY: (whole body) forwarded contract; the masked register moves only `0..len`.
     unsafe {
-        if V::MASKED && len != 0 && len < V::BYTES {
+        if V::MASKED && len < V::BYTES {
             // Masked-off lanes load as zero: they add nothing.
             let v = V::load_prefix(src, len);
             dst.prefix(0, v, len);
             return V::csum_reduce(V::csum_add(V::csum_zero(), v));
         }
-        let mut s = 0u64;
-        let mut off = 0;
-        while len - off >= 8 {
-            let w = src.add(off).cast::<u64>().read_unaligned();
-            dst.scalar(off, w);
-            s = add64(s, w);
-            off += 8;
-        }
-        if len - off >= 4 {
-            let w = src.add(off).cast::<u32>().read_unaligned();
-            dst.scalar(off, w);
-            s = add64(s, w as u64);
-            off += 4;
-        }
-        if len - off >= 2 {
-            let w = src.add(off).cast::<u16>().read_unaligned();
-            dst.scalar(off, w);
-            s = add64(s, w as u64);
-            off += 2;
-        }
-        if len - off == 1 {
-            let b = *src.add(off);
-            dst.scalar(off, b);
-            s = add64(s, u16::from_ne_bytes([b, 0]) as u64);
-        }
-        s
+        short(src, dst, len, 0)
     }
 }
 
@@ -422,14 +531,37 @@ unsafe fn whole<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64
     }
 }
 
-/// The sum of `len` bytes at `src`, folded to 16 bits.
+/// Whether a plain sum (no copy) on `V` runs the register loop from [`SHORT`] bytes; if not,
+/// [`short`] sums every length. The loop pays a fixed cost (the call through the table, the
+/// tail, merging four accumulators and reducing one), which it wins back only where it adds
+/// many more bytes per instruction than [`short`]'s two carry chains (two bytes an
+/// instruction, 16 bytes a cycle): a 32-byte register adds 32 bytes in four instructions (eight
+/// a cycle or more), a 64-byte one 64, NEON's pair 32 in two; a 16-byte SSE2 register adds 16
+/// in four, the word backend's `add`/`adc` pairs 8 in two, and both lose to [`short`]: SSE2's
+/// loop ran 0.64-0.87x of it from 512 B to 64 KiB on the Zen 3 (docs/checksums.md), as port
+/// counts say it must on the others (SSE2 on Intel: three vector ports, 12 bytes a cycle
+/// against the chains' 14).
+const fn sum_in_registers(bytes: usize) -> bool {
+    bytes >= 32
+}
+
+/// The sum of `len` bytes at `src`, folded to 16 bits: [`short`] below [`SHORT`] bytes, and at
+/// every length on registers narrower than 32 bytes ([`sum_in_registers`]); else the register
+/// loop, its loads aligned after a head of fewer than `V::BYTES` bytes (unaligned loads from an
+/// odd source ran 64 KiB 16 % slower on the Zen 3, docs/checksums.md).
 ///
 /// # Safety
 /// `src..src + len` readable; the backend's features present.
 #[inline(always)]
 pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { whole::<V, Discard>(src, Discard, len) })
+    fold16(unsafe {
+        if len < SHORT || !sum_in_registers(V::BYTES) {
+            short(src, Discard, len, 0)
+        } else {
+            span::<V, Discard>(src, Discard, len)
+        }
+    })
 }
 
 /// Copies with ordinary stores and returns the sum, folded to 16 bits.
