@@ -199,6 +199,82 @@ fn header_lengths_carry_heavy() {
 }
 
 #[test]
+fn carry_heavy_every_backend_length_and_start() {
+    // Bytes that make nearly every add carry, through the short path's carry chains (each
+    // 32-, 16- and 8-byte step, each tail, the 64-byte loop), the cut-over to the register loop
+    // at 512 bytes and the loop with its merged, once-reduced accumulators: all ones; ones
+    // with a zero every 7th byte (an odd period: the zero walks through every lane and word
+    // parity); ones but for the top of every fourth word. On the public call (inline short
+    // path, the active table from 512 bytes) and on every backend's table, at odd and even
+    // starts, with initial sums that carry.
+    // Under Miri: each step and tail of the short path once, its loop, the cut-over.
+    let lens: Vec<usize> = if cfg!(miri) {
+        (0..=9)
+            .chain([15, 16, 23, 31, 39, 47, 55, 60, 63, 64, 71, 127, 512, 577])
+            .collect()
+    } else {
+        (0..=1100)
+            .chain([2047, 2048, 2049, 4097, 65535, 65536 + 7])
+            .collect()
+    };
+    let starts: &[usize] = if cfg!(miri) {
+        &[0, 1]
+    } else {
+        &[0, 1, 2, 7, 31, 33, 63]
+    };
+    let patterns: &[fn(usize) -> u8] = &[
+        |_| 0xff,
+        |i| if i % 7 == 3 { 0 } else { 0xff },
+        |i| if i % 32 == 31 { 0x7f } else { 0xff },
+    ][..if cfg!(miri) { 1 } else { 3 }];
+    let initials: &[u32] = if cfg!(miri) {
+        &[0xffff_ffff]
+    } else {
+        &[0, 1, 0xffff_fffe, 0xffff_ffff]
+    };
+    let longest = lens.iter().copied().max().unwrap_or(0);
+    for (pi, pat) in patterns.iter().enumerate() {
+        let buf: Vec<u8> = (0..longest + 64).map(pat).collect();
+        for &off in starts {
+            for &len in &lens {
+                // Past 4 KiB (more of the same loop) two starts suffice.
+                if len > 4096 && off > 1 {
+                    continue;
+                }
+                let data = &buf[off..off + len];
+                let want = reference(data);
+                assert_eq!(csum_partial(data, 0), want, "pattern {pi}, {off}+{len}");
+                for &b in Backend::supported() {
+                    assert_eq!(
+                        csum_partial_with(b, data, 0).unwrap(),
+                        want,
+                        "{b} pattern {pi}, {off}+{len}"
+                    );
+                }
+                for &init in initials {
+                    let expect = csum_fold(csum_add(init, want));
+                    let got = csum_partial(data, init);
+                    assert!(
+                        got <= 0xffff,
+                        "pattern {pi}, {off}+{len}, {init:#x}: {got:#x}"
+                    );
+                    assert_eq!(
+                        csum_fold(got),
+                        expect,
+                        "pattern {pi}, {off}+{len}, {init:#x}"
+                    );
+                    for &b in Backend::supported() {
+                        let got = csum_partial_with(b, data, init).unwrap();
+                        assert!(got <= 0xffff, "{b} {off}+{len}, {init:#x}: {got:#x}");
+                        assert_eq!(csum_fold(got), expect, "{b} pattern {pi}, {off}+{len}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn fused_every_alignment_mode_and_length() {
     // The public fused call (inline below 512 bytes but for FlushCache), source at every
     // alignment, the destination at another one; canaries on both sides.
@@ -288,6 +364,9 @@ fn large_and_extreme_sums() {
         let mut dst = vec![0u8; len];
         let want = reference(&ones);
         for &b in Backend::supported() {
+            // The plain sum: the register loop's lanes at their largest, reduced with plain adds.
+            assert_eq!(csum_partial_with(b, &ones, 0).unwrap(), want, "{b} {len}");
+            assert_eq!(csum_partial_with(b, &zeros, 0).unwrap(), 0, "{b} {len}");
             for mode in Mode::ALL {
                 let s = csum_and_copy_with(b, &mut dst, &ones, mode).unwrap();
                 assert_eq!(s, want, "{b} {mode:?} {len}");
