@@ -215,17 +215,20 @@ fn the_line_has_the_decided_fields() {
     write!(s, "{c}").unwrap();
     assert_eq!(s.as_str(), "CACHECOPY_TUNE=");
     // A decided engine joins the line as its three fields, which dispatch reads back.
-    c.engine = Some(Engine::new(
-        Backend::Generic,
-        Backend::Generic,
-        Edges::Overlap,
-    ));
+    // An engine equal to the rule's is no decision and stays off the line: the one backend
+    // of an integer-only build is the rule there.
+    let decided = Engine::new(Backend::Generic, Backend::Generic, Edges::Overlap);
+    c.engine = Some(decided);
     c.copy = Some(4 << 20);
     let mut s = Line::default();
     write!(s, "{c}").unwrap();
     assert_eq!(
         s.as_str(),
-        "CACHECOPY_TUNE=nt=4M,temporal=generic,stream=generic,edges=overlap"
+        if decided == c.engine_check.rule {
+            "CACHECOPY_TUNE=nt=4M"
+        } else {
+            "CACHECOPY_TUNE=nt=4M,temporal=generic,stream=generic,edges=overlap"
+        }
     );
     let mut back = c.base;
     back.read_line(&s.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
