@@ -72,9 +72,10 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// (`Temporal`; any mode below its published bound, `dispatch::copy_below`, which detection
 /// publishes before the table: `NonTemporal` and `Auto` below `STREAM_MIN`, `Auto` below its
 /// threshold) calls the table's temporal entry from the call site, as a call through the PLT
-/// reaches glibc's `memcpy`; the rest, and the first call, go on to [`copy_table`]. The mode
-/// costs one load and one compare whether it is a constant or a value read at run time (no
-/// match on it), and nothing for a constant `Temporal`. Inlined: an out-of-line step in between
+/// reaches glibc's `memcpy`, with no test for "detected yet" (before the first detection the
+/// published table is the bootstrap one, whose temporal entry detects first); the rest go on
+/// to [`copy_table`]. The mode costs one load and one compare whether it is a constant or a
+/// value read at run time (no match on it), and nothing for a constant `Temporal`. Inlined: an out-of-line step in between
 /// (one load of the table and a tail jump) cost a call and a return per copy
 /// (docs/small-calls.md, "The way into the table"). The entry is `extern "C"`, so it cannot
 /// unwind and the caller needs no landing pad around it (with one, a caller holding a `Vec`
@@ -84,12 +85,11 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// `copy_raw`'s contract.
 #[inline(always)]
 unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, copy_below()) {
-                return (k.copy_temporal)(dst, src, len);
-            }
+        if mode.stores_temporally(len, copy_below()) {
+            return (dispatch::detected().copy_temporal)(dst, src, len);
         }
         copy_table(dst, src, len, mode)
     }
@@ -278,12 +278,11 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// `fill_raw`'s contract.
 #[inline(always)]
 unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, fill_below()) {
-                return (k.fill_temporal)(dst, byte, len);
-            }
+        if mode.stores_temporally(len, fill_below()) {
+            return (dispatch::detected().fill_temporal)(dst, byte, len);
         }
         fill_table(dst, byte, len, mode)
     }
@@ -404,13 +403,12 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe { kernel::small::copy(dst, src, len) };
         return;
     }
-    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
     // fence, and the caller fences the rest (see above).
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, copy_below()) {
-                return (k.copy_temporal)(dst, src, len);
-            }
+        if mode.stores_temporally(len, copy_below()) {
+            return (dispatch::detected().copy_temporal)(dst, src, len);
         }
         copy_unfenced_table(dst, src, len, mode)
     }
@@ -440,13 +438,12 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
         unsafe { kernel::small::fill(dst, byte, len) };
         return;
     }
-    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
     // fence, and the caller fences the rest.
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, fill_below()) {
-                return (k.fill_temporal)(dst, byte, len);
-            }
+        if mode.stores_temporally(len, fill_below()) {
+            return (dispatch::detected().fill_temporal)(dst, byte, len);
         }
         fill_unfenced_table(dst, byte, len, mode)
     }

@@ -213,10 +213,55 @@ struct Published {
 }
 
 static PUBLISHED: Published = Published {
-    table: AtomicPtr::new(ptr::null_mut()),
+    table: AtomicPtr::new(ptr::addr_of!(BOOTSTRAP).cast_mut()),
     copy: bounds(),
     fill: bounds(),
 };
+
+/// The table in force before the first detection: the portable backend's, except that the
+/// three entries a call reaches from its call site without detecting (`copy_temporal`,
+/// `fill_temporal`, `moves.temporal`: [`detected`]) detect first and go on into the detected
+/// table. So the published table is never null, and the call-site path is the table's load and
+/// the call, with no test for "not yet detected" on every call (two instructions fewer, which
+/// brought `Auto`'s resolution within glibc's instruction count at 128 and 256 B: docs/
+/// small-calls.md, "Auto at the cost of Temporal"). Every other entry is only reached through
+/// [`active`], which detects while this table is in force.
+static BOOTSTRAP: Kernels = Kernels {
+    copy_temporal: bootstrap_copy,
+    fill_temporal: bootstrap_fill,
+    moves: backend::MoveKernels {
+        temporal: bootstrap_move,
+        ..BACKENDS[0].moves
+    },
+    ..*BACKENDS[0]
+};
+
+/// [`BOOTSTRAP`]'s `copy_temporal`: detects, then the detected table's.
+///
+/// # Safety
+/// `Kernels::copy_temporal`'s contract.
+unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the detected table's entries run on this CPU.
+    unsafe { (active().copy_temporal)(dst, src, len) }
+}
+
+/// [`BOOTSTRAP`]'s `fill_temporal`, as [`bootstrap_copy`].
+///
+/// # Safety
+/// `Kernels::fill_temporal`'s contract.
+unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize) {
+    // SAFETY: forwarded contract; the detected table's entries run on this CPU.
+    unsafe { (active().fill_temporal)(dst, byte, len) }
+}
+
+/// [`BOOTSTRAP`]'s `moves.temporal`, as [`bootstrap_copy`].
+///
+/// # Safety
+/// `MoveKernels::temporal`'s contract.
+unsafe extern "C" fn bootstrap_move(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the detected table's entries run on this CPU.
+    unsafe { (active().moves.temporal)(dst, src, len) }
+}
 
 /// Below how many bytes each mode stores temporally, for copies (and moves): the one published
 /// resolution of a mode, indexed by the mode's discriminant ([`index`]; `crate::mode` checks the
@@ -254,11 +299,16 @@ pub(crate) mod index {
     pub(crate) const AUTO: usize = 3;
 }
 
-/// The bounds before detection: `Auto` never streams (as an unset threshold); detection sets
-/// it before it publishes the table, and nothing resolves a mode before that.
+/// The bounds before detection. A call below its mode's bound goes straight to the published
+/// table's temporal entry, which before detection is [`BOOTSTRAP`]'s (it detects, then stores
+/// temporally), so every bound here must be one below which the mode stores temporally
+/// whatever detection decides: `Temporal` always, `NonTemporal` below `STREAM_MIN`,
+/// `FlushCache` never, `Auto` below `STREAM_MIN` (its least threshold). A longer `Auto` call
+/// goes to the out-of-line path, which detects and resolves it on the detected threshold;
+/// detection then raises the `Auto` bound ([`refresh_bounds`]).
 const fn bounds() -> Bounds {
-    let mut b = [const { AtomicUsize::new(usize::MAX) }; 4];
-    b[index::NONTEMPORAL] = AtomicUsize::new(STREAM_MIN);
+    let mut b = [const { AtomicUsize::new(STREAM_MIN) }; 4];
+    b[index::TEMPORAL] = AtomicUsize::new(usize::MAX);
     b[index::FLUSH_CACHE] = AtomicUsize::new(0);
     b
 }
@@ -277,7 +327,15 @@ pub(crate) fn refresh_bounds() {
     ] {
         loop {
             let t = threshold.load(Ordering::SeqCst);
-            below[index::AUTO].store(t.max(STREAM_MIN), Ordering::SeqCst);
+            // Before detection a threshold not set yet is `UNSET`: the bound stays at the
+            // least one, so that a long `Auto` call still goes out of line and is resolved
+            // on the detected threshold (see `bounds`).
+            let bound = if t == tune::UNSET {
+                STREAM_MIN
+            } else {
+                t.max(STREAM_MIN)
+            };
+            below[index::AUTO].store(bound, Ordering::SeqCst);
             if threshold.load(Ordering::SeqCst) == t {
                 break;
             }
@@ -299,7 +357,7 @@ static FLUSH_SUPPORTED: AtomicU8 = AtomicU8::new(0);
 #[inline(always)]
 pub(crate) fn active() -> &'static Kernels {
     let p = PUBLISHED.table.load(Ordering::Acquire);
-    if p.is_null() {
+    if ptr::eq(p, &BOOTSTRAP) {
         init()
     } else {
         // SAFETY: only ever set to a `&'static Kernels`.
@@ -307,12 +365,15 @@ pub(crate) fn active() -> &'static Kernels {
     }
 }
 
-/// The active backend's table, or `None` before the first detection: for callers that keep
-/// their fast path free of the detection call (`copy_raw`'s table path).
+/// The published table, without detecting: the active backend's, or before the first
+/// detection [`BOOTSTRAP`], whose `copy_temporal`, `fill_temporal` and `moves.temporal` detect
+/// and go on into the detected table (its other entries are the portable backend's: take only
+/// those three from it). For callers that keep their fast path free of the detection call
+/// (`copy_raw`'s table path).
 #[inline(always)]
-pub(crate) fn detected() -> Option<&'static Kernels> {
-    // SAFETY: only ever set to a `&'static Kernels` (or left null).
-    unsafe { PUBLISHED.table.load(Ordering::Acquire).as_ref() }
+pub(crate) fn detected() -> &'static Kernels {
+    // SAFETY: only ever set to a `&'static Kernels`, never null.
+    unsafe { &*PUBLISHED.table.load(Ordering::Acquire) }
 }
 
 /// The flush instruction flush-cache copies use.

@@ -241,12 +241,11 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// [`move_raw`]'s contract.
 #[inline(always)]
 unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    // SAFETY: forwarded contract; the detected backend runs on this CPU.
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, copy_below()) {
-                return (k.moves.temporal)(dst, src, len);
-            }
+        if mode.stores_temporally(len, copy_below()) {
+            return (dispatch::detected().moves.temporal)(dst, src, len);
         }
         move_table(dst, src, len, mode)
     }
@@ -299,13 +298,12 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe { small::move_(dst, src, len) };
         return;
     }
-    // SAFETY: forwarded contract; the detected backend runs on this CPU; ordinary stores owe no
+    // SAFETY: forwarded contract; the published temporal entry runs on
+    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
     // fence, the caller fences the rest.
     unsafe {
-        if let Some(k) = dispatch::detected() {
-            if mode.stores_temporally(len, copy_below()) {
-                return (k.moves.temporal)(dst, src, len);
-            }
+        if mode.stores_temporally(len, copy_below()) {
+            return (dispatch::detected().moves.temporal)(dst, src, len);
         }
         move_unfenced_table(dst, src, len, mode)
     }
