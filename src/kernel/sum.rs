@@ -334,24 +334,8 @@ pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize, init: u6
         if len & 8 != 0 {
             ca += chain::<1, D>(src, dst, off, &mut a);
         }
-        // The last `len & 7` bytes start at an even offset (a multiple of 8), so as a
-        // zero-padded word they are whole 16-bit words and an odd byte padded with zero. From 8
-        // bytes up they are the top of the last 8 bytes, loaded (and stored) again whole: one
-        // load and one shift instead of three branches.
-        let k = len & 7;
-        if k != 0 {
-            let t = if len >= 8 {
-                let w = src.add(len - 8).cast::<u64>().read_unaligned();
-                dst.scalar(len - 8, w);
-                if cfg!(target_endian = "little") {
-                    w >> (8 * (8 - k))
-                } else {
-                    w << (8 * (8 - k))
-                }
-            } else {
-                short_tail(src, dst, k)
-            };
-            let (x, c) = b.overflowing_add(t);
+        if len & 7 != 0 {
+            let (x, c) = b.overflowing_add(last_bytes(src, dst, len));
             b = x;
             cb += c as u64;
         }
@@ -359,6 +343,33 @@ pub(crate) unsafe fn short<D: Sink>(src: *const u8, dst: D, len: usize, init: u6
     let (s, c) = a.overflowing_add(b);
     // 2^64 is 1 modulo 2^16 - 1: each carry counted adds one.
     add64(s, ca + cb + c as u64)
+}
+
+/// The last `len & 7` (nonzero) bytes of a short span as one zero-padded word, handed to the
+/// sink. They start at an even offset (a multiple of 8), so the word's 16-bit words are the
+/// data's, an odd byte padded with zero. From 8 bytes up they are the top of the last 8 bytes,
+/// loaded (and stored) again whole: one load and one shift instead of three branches.
+///
+/// # Safety
+/// As [`short`]; `len & 7 != 0`.
+#[inline(always)]
+unsafe fn last_bytes<D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
+    let k = len & 7;
+    // SAFETY: `len - 8..len` (from 8 bytes up) or `0..k` (below: `k == len`) lies in the span,
+    // and the sink is valid there (caller).
+    unsafe {
+        if len >= 8 {
+            let w = src.add(len - 8).cast::<u64>().read_unaligned();
+            dst.scalar(len - 8, w);
+            if cfg!(target_endian = "little") {
+                w >> (8 * (8 - k))
+            } else {
+                w << (8 * (8 - k))
+            }
+        } else {
+            short_tail(src, dst, k)
+        }
+    }
 }
 
 /// [`short`] for a sink that stores: each word added into a 128-bit accumulator (`add` from the
@@ -409,23 +420,8 @@ unsafe fn short_stored<D: Sink>(src: *const u8, dst: D, len: usize, init: u64) -
         if len & 8 != 0 {
             acc += word(off);
         }
-        // The last `len & 7` bytes start at an even offset (a multiple of 8), so as a
-        // zero-padded word they are whole 16-bit words and an odd byte padded with zero. From 8
-        // bytes up they are the top of the last 8 bytes, loaded (and stored) again whole: one
-        // load and one shift instead of three branches.
-        let k = len & 7;
-        if k != 0 {
-            acc += if len >= 8 {
-                let w = src.add(len - 8).cast::<u64>().read_unaligned();
-                dst.scalar(len - 8, w);
-                if cfg!(target_endian = "little") {
-                    w >> (8 * (8 - k))
-                } else {
-                    w << (8 * (8 - k))
-                }
-            } else {
-                short_tail(src, dst, k)
-            } as u128;
+        if len & 7 != 0 {
+            acc += last_bytes(src, dst, len) as u128;
         }
     }
     // 2^64 is 1 modulo 2^16 - 1: each carry counted in the high half adds one.
