@@ -607,6 +607,20 @@ mod tests {
         }
     }
 
+    /// Section 7's record of `rows` and `engines`, on the active engine.
+    fn frames_of(rows: Vec<Row>, engines: Vec<Row>) -> Frames {
+        Frames {
+            header: HEADER,
+            payload: PAYLOAD,
+            slot: SLOT,
+            batch: BATCH,
+            engine: cachecopy::engine().to_string(),
+            rows,
+            engines,
+            check: EngineCheck::of(&cachecopy::calibrate()),
+        }
+    }
+
     #[test]
     fn a_row_has_every_variant_and_ratios_to_the_references() {
         let p = pieces();
@@ -623,16 +637,7 @@ mod tests {
         assert!((r.vs_limit[1].median - 1.0).abs() < 1e-9);
         let mut b = r.clone();
         b.variants.insert(0, e.to_string());
-        let t = print(&Frames {
-            header: HEADER,
-            payload: PAYLOAD,
-            slot: SLOT,
-            batch: BATCH,
-            engine: e.to_string(),
-            rows: vec![r],
-            engines: vec![b],
-            check: EngineCheck::of(&cachecopy::calibrate()),
-        });
+        let t = print(&frames_of(vec![r], vec![b]));
         assert!(t.starts_with("7. Frames"), "{t}");
         assert!(t.contains("NT batched: ns ÷glibc ÷limit"), "{t}");
         assert!(t.contains("7b. Engines on frames"), "{t}");
@@ -652,16 +657,7 @@ mod tests {
         ];
         let hot = measure(BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
         let cold = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
-        let f = Frames {
-            header: HEADER,
-            payload: PAYLOAD,
-            slot: SLOT,
-            batch: BATCH,
-            engine: e.to_string(),
-            rows: vec![hot, cold],
-            engines: Vec::new(),
-            check: EngineCheck::of(&cachecopy::calibrate()),
-        };
+        let f = frames_of(vec![hot, cold], Vec::new());
         let mut out = crate::findings::Findings::default();
         crate::findings::register_frames(&f, &mut out);
         let held: Vec<(String, bool)> = out
