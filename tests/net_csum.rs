@@ -132,6 +132,14 @@ fn alignments() -> Vec<usize> {
     }
 }
 
+/// `csum_partial` and every backend's table sum `data` to `want` (`what` names the case).
+fn every_sum_is(data: &[u8], want: u32, what: std::fmt::Arguments<'_>) {
+    assert_eq!(csum_partial(data, 0), want, "{what}");
+    for &b in Backend::supported() {
+        assert_eq!(csum_partial_with(b, data, 0).unwrap(), want, "{b} {what}");
+    }
+}
+
 #[test]
 fn partial_every_alignment_and_length() {
     // The public call (its inline short path below 512 bytes, the active table above) and every
@@ -141,14 +149,7 @@ fn partial_every_alignment_and_length() {
         for len in alignment_lengths() {
             let data = &buf[off..off + len];
             let want = reference(data);
-            assert_eq!(csum_partial(data, 0), want, "{off} {len}");
-            for &b in Backend::supported() {
-                assert_eq!(
-                    csum_partial_with(b, data, 0).unwrap(),
-                    want,
-                    "{b} {off} {len}"
-                );
-            }
+            every_sum_is(data, want, format_args!("{off} {len}"));
             // A running sum joins as `csum_add` would.
             let initial = 0xfffe_0001 ^ len as u32;
             assert_eq!(
@@ -243,14 +244,7 @@ fn carry_heavy_every_backend_length_and_start() {
                 }
                 let data = &buf[off..off + len];
                 let want = reference(data);
-                assert_eq!(csum_partial(data, 0), want, "pattern {pi}, {off}+{len}");
-                for &b in Backend::supported() {
-                    assert_eq!(
-                        csum_partial_with(b, data, 0).unwrap(),
-                        want,
-                        "{b} pattern {pi}, {off}+{len}"
-                    );
-                }
+                every_sum_is(data, want, format_args!("pattern {pi}, {off}+{len}"));
                 for &init in initials {
                     let expect = csum_fold(csum_add(init, want));
                     let got = csum_partial(data, init);
