@@ -1,5 +1,6 @@
 //! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--sizes LIST]
-//! [--iterations N]` and `cachecopy compare A.json B.json`.
+//! [--iterations N] [--dst-offset N] [--only LIST] [--libmem PATH]` and
+//! `cachecopy compare A.json B.json`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,6 +26,11 @@ Options:
   --iterations N      samples per figure (default 11, 5 with --quick)
   --dst-offset N      put every destination of the copy and fill tables N bytes (0-4095) past
                       its slot's start, as a buffer behind a header is (e.g. 24)
+  --only LIST         run only these sections (comma-separated, of: 8, 8f, 9), after section 1
+                      and before the closing section 10; --json then writes those sections'
+                      figures (enough for compare), e.g. --only 8f --quick
+  --libmem PATH       also measure AMD's AOCL-LibMem in section 8f: its libaocl-libmem.so or a
+                      build directory holding it (default: $CACHECOPY_LIBMEM; skipped if unset)
   -h, --help          print this help
 
 Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto thresholds (CACHECOPY_FILL_NT_THRESHOLD
@@ -60,7 +66,14 @@ pub struct Options {
     pub iterations: Option<usize>,
     /// `--dst-offset`: bytes every copy and fill destination of sections 2 and 6 is shifted by.
     pub dst_offset: usize,
+    /// `--only`: the sections to run (of [`ONLY`]), in the order given; `None`: all.
+    pub only: Option<Vec<String>>,
+    /// `--libmem`: AOCL-LibMem's shared library or build directory.
+    pub libmem: Option<PathBuf>,
 }
+
+/// The sections `--only` can run alone: those that need nothing but the session.
+pub const ONLY: [&str; 3] = ["8", "8f", "9"];
 
 impl Default for Options {
     /// A full report, nothing written but stdout.
@@ -72,6 +85,8 @@ impl Default for Options {
             sizes: None,
             iterations: None,
             dst_offset: 0,
+            only: None,
+            libmem: None,
         }
     }
 }
@@ -124,6 +139,27 @@ where
                     .filter(|&n| n < 4096)
                     .ok_or_else(|| format!("--dst-offset: expected 0 to 4095 bytes, got {v:?}"))?;
             }
+            Long("only") => {
+                let v = p.value().map_err(|e| e.to_string())?;
+                let v = v.to_str().ok_or("--only: not valid UTF-8")?;
+                let mut list = Vec::new();
+                for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !ONLY.contains(&name) {
+                        return Err(format!(
+                            "--only: {name:?} is not a section that runs alone (one of {})",
+                            ONLY.join(", ")
+                        ));
+                    }
+                    if !list.iter().any(|n| n == name) {
+                        list.push(name.to_string());
+                    }
+                }
+                if list.is_empty() {
+                    return Err("--only: expected at least one section".into());
+                }
+                opts.only = Some(list);
+            }
+            Long("libmem") => opts.libmem = Some(p.value().map_err(|e| e.to_string())?.into()),
             Value(v) if !seen_command && v == "report" => seen_command = true,
             Value(v) if !seen_command && v == "compare" => {
                 seen_command = true;
@@ -276,6 +312,16 @@ mod tests {
         assert!(opts(&["--sizes", ","]).is_err());
         assert!(opts(&["--sizes", "2G"]).unwrap_err().contains("1 GiB"));
         assert!(opts(&["--quick=yes"]).is_err());
+        assert_eq!(
+            opts(&["--only", "8f,9,8f"]).unwrap().only,
+            Some(vec!["8f".to_string(), "9".to_string()])
+        );
+        assert!(opts(&["--only", "7"]).unwrap_err().contains("8, 8f, 9"));
+        assert!(opts(&["--only", ","]).is_err());
+        assert_eq!(
+            opts(&["--libmem", "/x/lib.so"]).unwrap().libmem,
+            Some("/x/lib.so".into())
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::findings::Finding;
 use crate::frames::Frames;
 use crate::machine::Machine;
 use crate::measure::Cell;
+use crate::mixes::Mixes;
 use crate::pollution::Pollution;
 use crate::seed::Seed;
 
@@ -41,6 +42,8 @@ pub struct Report {
     pub fill_calibration: Calibration,
     /// Section 7.
     pub frames: Frames,
+    /// Section 8f.
+    pub mixes: Mixes,
     /// Every figure of sections 2 and 6-9 against its baseline (`findings::Finding`): the
     /// baseline's time ÷ cachecopy's, paired per round.
     pub findings: Vec<Finding>,
@@ -48,8 +51,26 @@ pub struct Report {
     pub slower_here: Vec<Finding>,
 }
 
+/// What a run with `--only` measured: the machine, the sections run, their findings.
+#[derive(Serialize)]
+pub struct Only {
+    pub cachecopy: &'static str,
+    pub date: String,
+    /// `full`, `quick` or `tiny`.
+    pub scale: &'static str,
+    /// The sections run.
+    pub only: Vec<String>,
+    pub seconds: f64,
+    pub machine: Machine,
+    /// Section 8f, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixes: Option<Mixes>,
+    pub findings: Vec<Finding>,
+    pub slower_here: Vec<Finding>,
+}
+
 /// Writes `report` to `path`, pretty-printed.
-pub fn write(report: &Report, path: &Path) -> Result<(), String> {
+pub fn write(report: &impl Serialize, path: &Path) -> Result<(), String> {
     let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -16,6 +16,7 @@ mod frames;
 mod json;
 mod machine;
 mod measure;
+mod mixes;
 mod moves;
 mod plan;
 mod plot;
@@ -81,6 +82,9 @@ fn report(o: &Options) -> Result<(), String> {
 
     let machine = machine::section();
     let mut s = Session::new(o, &machine);
+    if let Some(only) = &o.only {
+        return report_only(o, only, s, t0, date);
+    }
     let bandwidth = bandwidth::section(&mut s, Kind::Copy);
     let seed = seed::section(&mut s);
     let pollution = pollution::section(&mut s);
@@ -92,6 +96,7 @@ fn report(o: &Options) -> Result<(), String> {
     let frames = frames::section(&mut s, &lib);
     findings::register_frames(&frames, &mut s.findings);
     small::section(&mut s);
+    let mixes = mixes::section(&mut s, o.libmem.as_deref());
     moves::section(&mut s);
     let iterations = s.plan.samples;
     let findings = s.finish();
@@ -111,6 +116,7 @@ fn report(o: &Options) -> Result<(), String> {
         calibration,
         fill_calibration,
         frames,
+        mixes,
         slower_here: findings.slower(),
         findings: findings.all().to_vec(),
     };
@@ -128,5 +134,45 @@ fn report(o: &Options) -> Result<(), String> {
         "\nTo keep what cachecopy::calibrate() found (sections 5, 5b and 7c; a tunable it left \
          out keeps its built-in rule), set:\n{lib}\n"
     ));
+    Ok(())
+}
+
+/// `--only`: the sections named (each needs only the session), then the closing section; the
+/// JSON holds the machine, section 8f's table if it ran, and the findings.
+fn report_only(
+    o: &Options,
+    only: &[String],
+    mut s: Session,
+    t0: Instant,
+    date: String,
+) -> Result<(), String> {
+    let mut mixes = None;
+    for name in only {
+        match name.as_str() {
+            "8" => small::section(&mut s),
+            "8f" => mixes = Some(mixes::section(&mut s, o.libmem.as_deref())),
+            "9" => moves::section(&mut s),
+            other => return Err(format!("--only: no section {other}")),
+        }
+    }
+    let machine = s.machine.clone();
+    let findings = s.finish();
+    out(&findings::section(&findings));
+    let report = json::Only {
+        cachecopy: env!("CARGO_PKG_VERSION"),
+        date,
+        scale: o.scale.name(),
+        only: only.to_vec(),
+        seconds: t0.elapsed().as_secs_f64(),
+        machine,
+        mixes,
+        slower_here: findings.slower(),
+        findings: findings.all().to_vec(),
+    };
+    out(&format!("Done in {:.0} s.\n", report.seconds));
+    if let Some(path) = &o.json {
+        json::write(&report, path)?;
+        out(&format!("JSON: {}\n", path.display()));
+    }
     Ok(())
 }

@@ -142,7 +142,7 @@ mod tests {
             svg: None,
             sizes: None,
             iterations: None,
-            dst_offset: 0,
+            ..Options::default()
         };
         let full = Plan::new(&o(Scale::Full));
         assert_eq!(full.sizes.first(), Some(&64));

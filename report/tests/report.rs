@@ -44,6 +44,8 @@ fn report_writes_every_section() {
         "8c. Auto against Temporal",
         "8d. net::csum_partial",
         "8e. Safe slice calls in a loop",
+        "8f. Calls of changing size",
+        "LibMem: skipped",
         "9. Moves",
         "cold, near: by one page",
         "cold, far: by",
@@ -126,7 +128,7 @@ fn report_writes_every_section() {
         .iter()
         .map(|f| f["section"].as_str().unwrap())
         .collect();
-    for s in ["2", "6", "7", "7b", "8a", "8b", "8c", "8d", "8e", "9"] {
+    for s in ["2", "6", "7", "7b", "8a", "8b", "8c", "8d", "8e", "8f", "9"] {
         assert!(sections.contains(s), "no findings of section {s}");
     }
     for f in findings {
@@ -153,6 +155,67 @@ fn report_writes_every_section() {
         assert_eq!(f["target"], true, "{f}");
         assert!(findings.contains(f), "{f}");
     }
+    // Section 8f: every operation, mix and working set, glibc and cachecopy's three variants.
+    let rows = v["mixes"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 5 * 3, "{}", v["mixes"]);
+    for r in rows {
+        let ns = r["ns"].as_array().unwrap();
+        assert_eq!(ns.len(), 4, "{r}");
+        for pair in ns {
+            positive(&pair[1]["median"], "mixes");
+        }
+    }
+}
+
+/// `--only 8f`: section 1, the one section and the closing one; JSON that `compare` reads;
+/// a LibMem path that is not one is skipped with the reason, not fatal.
+#[test]
+fn only_runs_the_sections_named() {
+    let json = std::env::temp_dir().join(format!("cachecopy-only-{}.json", std::process::id()));
+    let out = bin()
+        .args([
+            "--only",
+            "8f",
+            "--tiny",
+            "--libmem",
+            "/nonexistent/libmem.so",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run cachecopy");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    for heading in [
+        "1. Machine",
+        "8f. Calls of changing size",
+        "10. Where cachecopy",
+    ] {
+        assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
+    }
+    assert!(
+        stdout.contains("LibMem: skipped (/nonexistent/libmem.so"),
+        "{stdout}"
+    );
+    for absent in ["2. Copy bandwidth", "8. Small calls", "9. Moves"] {
+        assert!(!stdout.contains(absent), "{absent:?} ran:\n{stdout}");
+    }
+    let cmp = bin().arg("compare").arg(&json).arg(&json).output().unwrap();
+    let text = std::fs::read_to_string(&json).expect("JSON written");
+    std::fs::remove_file(&json).ok();
+    assert!(
+        cmp.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cmp.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["only"][0], "8f");
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["section"] == "8f"));
+    assert!(!v["mixes"]["rows"].as_array().unwrap().is_empty());
 }
 
 #[test]
@@ -166,6 +229,7 @@ fn help_and_bad_flags() {
         &["--iterations", "0"],
         &["frobnicate"],
         &["compare", "a.json"],
+        &["--only", "2"],
     ] {
         let out = bin().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

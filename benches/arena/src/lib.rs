@@ -8,7 +8,8 @@
 //! Beside the arenas it holds the references measurements print next to cachecopy, so the
 //! report and the benches compare against the same thing: transmit frames with glibc's
 //! `memcpy` and the streaming limit ([`frame`]), and a kernel-style scalar checksum loop
-//! ([`csum`]). On Linux, [`map`] makes mappings on the page size a probe chooses (4 KiB or
+//! ([`csum`]), the sequences of calls of changing size that replay the fleet's published size
+//! distributions ([`mix`]), and a peer library loaded at run time (AOCL-LibMem, [`peer`]). On Linux, [`map`] makes mappings on the page size a probe chooses (4 KiB or
 //! transparent huge pages), for measurements of cold lines with and without TLB misses.
 //!
 //! The crate uses std (and libc for [`map`]) and does not depend on `cachecopy`: the ground a
@@ -43,6 +44,8 @@ pub mod csum;
 pub mod frame;
 #[cfg(target_os = "linux")]
 pub mod map;
+pub mod mix;
+pub mod peer;
 
 use std::hint::black_box;
 
