@@ -141,20 +141,19 @@ pub(crate) fn detect() -> Cpu {
     let neon = cfg!(target_feature = "neon");
     let dpb = dpb();
     let midr = midr();
+    let features = Features {
+        neon,
+        dpb,
+        ..Features::default()
+    };
     Cpu {
         arch: "aarch64",
-        features: Features {
-            neon,
-            dpb,
-            ..Features::default()
-        },
+        features,
         caches: caches(super::dcache_line()),
         flush: if cfg!(miri) {
             FlushOp::Fence
-        } else if dpb {
-            FlushOp::DcCvap
         } else {
-            FlushOp::DcCvac
+            features.preferred_flush("aarch64")
         },
         vendor: midr.map_or(Text::EMPTY, |m| {
             Text::new(implementer((m >> 24) as u8).as_bytes())

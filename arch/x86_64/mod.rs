@@ -15,6 +15,8 @@ mod cpu;
 mod sse2;
 
 pub(crate) use self::cpu::detect;
+#[cfg(all(test, feature = "std", not(miri)))]
+pub(crate) use self::cpu::xcr0;
 use crate::cpu::FlushOp;
 
 /// The general-purpose word: the `Generic` backend's register (`arch/generic.rs`).

@@ -3,11 +3,17 @@
 
 use core::fmt;
 
+// x86 CPUID decoding: the x86_64 detection's, and the unit tests' on every target (the zoo's
+// x86 records replay on any host).
+#[cfg(any(target_arch = "x86_64", all(test, feature = "std")))]
+pub(crate) mod cpuid;
 pub(crate) mod engine;
 pub(crate) mod env;
 pub(crate) mod page;
 pub(crate) mod rules;
 pub(crate) mod tune;
+#[cfg(all(test, feature = "std"))]
+mod zoo;
 
 /// The instruction a [`Mode::FlushCache`](crate::Mode::FlushCache) copy uses to write lines back
 /// to memory.
@@ -90,6 +96,33 @@ pub struct Features {
     pub dpb: bool,
 }
 
+impl Features {
+    /// The flush instructions a CPU of `arch` (as [`Cpu::arch`]) with these features executes,
+    /// preferred first.
+    fn flush_ops(self, arch: &str) -> impl Iterator<Item = FlushOp> + '_ {
+        FlushOp::ALL.into_iter().filter(move |op| match op {
+            FlushOp::Clwb => self.clwb,
+            FlushOp::Clflushopt => self.clflushopt,
+            FlushOp::Clflush => self.clflush,
+            FlushOp::DcCvap => self.dpb,
+            FlushOp::DcCvac => arch == "aarch64",
+            FlushOp::Fence => true,
+        })
+    }
+
+    /// The flush instruction such a CPU prefers (detection's [`Cpu::flush`]): `clwb`, else
+    /// `clflushopt`, else `clflush` on x86; `dc cvap` with FEAT_DPB, else `dc cvac` on arm64;
+    /// else a fence alone.
+    // Not every target's detection picks one (`arch/other.rs`).
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64", test)),
+        allow(dead_code)
+    )]
+    pub(crate) fn preferred_flush(self, arch: &str) -> FlushOp {
+        self.flush_ops(arch).next().unwrap_or(FlushOp::Fence)
+    }
+}
+
 /// Cache geometry, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -154,15 +187,7 @@ impl Cpu {
 
     /// The flush instructions this CPU can execute, preferred first (the first is [`Cpu::flush`]).
     pub fn flush_ops(&self) -> impl Iterator<Item = FlushOp> + '_ {
-        let f = self.features;
-        FlushOp::ALL.into_iter().filter(move |op| match op {
-            FlushOp::Clwb => f.clwb,
-            FlushOp::Clflushopt => f.clflushopt,
-            FlushOp::Clflush => f.clflush,
-            FlushOp::DcCvap => f.dpb,
-            FlushOp::DcCvac => self.arch == "aarch64",
-            FlushOp::Fence => true,
-        })
+        self.features.flush_ops(self.arch)
     }
 }
 

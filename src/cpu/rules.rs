@@ -17,7 +17,7 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         nt,
         fill_nt,
         rep_movsb: default_rep_movsb(cpu),
-        fill_rep: default_fill_rep(cpu),
+        fill_rep: default_fill_rep(cpu, widest),
     }
 }
 
@@ -91,13 +91,17 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
 /// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold. On the Zen3 VM the vector
 ///   loop is ahead below 12 MiB (2x at 4-16 KiB, the string store's start-up) and `rep stosb`
 ///   from 16 MiB (docs/machines/amd-epyc-zen3.md).
-/// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`), with
-///   ERMS: from [`WORD_FILL_REP`] bytes, since the loop there stores 8 bytes at a time.
+/// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`: the widest
+///   backend is `Generic`), with ERMS: from [`WORD_FILL_REP`] bytes, since the loop there stores
+///   8 bytes at a time.
 /// - No ERMS, other architectures: never (`usize::MAX`).
-fn default_fill_rep(cpu: &Cpu) -> usize {
-    if !(cfg!(target_arch = "x86_64") && cpu.features.erms) {
+///
+/// Every rule reads the CPU's record (its `arch` among them), not the target the crate was
+/// built for, so the zoo's tests run every recorded CPU's rules on any host.
+fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
+    if !(cpu.arch == "x86_64" && cpu.features.erms) {
         usize::MAX
-    } else if cfg!(any(cachecopy_integer_only, not(target_feature = "sse2"))) {
+    } else if widest == Backend::Generic {
         WORD_FILL_REP
     } else if cpu.is_intel() {
         2 << 10
@@ -117,7 +121,7 @@ fn default_fill_rep(cpu: &Cpu) -> usize {
 ///   and later).
 /// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
 fn default_rep_movsb(cpu: &Cpu) -> usize {
-    if cfg!(target_arch = "x86_64") && cpu.features.erms && cpu.is_intel() {
+    if cpu.arch == "x86_64" && cpu.features.erms && cpu.is_intel() {
         2 << 10
     } else {
         usize::MAX

@@ -1,0 +1,788 @@
+//! The records of the zoo: every CPU configuration the project has met, then the parts a rule
+//! names that nobody here measured. Each expectation is what the rules decide today, with the
+//! run that backs it (`Measured`), the place that states the default a CPU no run covers gets
+//! (`Stated`), or the run on that CPU that disagrees (`Disputed`).
+
+use super::{Arch, Expect, Facts, Origin, Quote, Record, Why};
+
+const KIB: usize = 1 << 10;
+const MIB: usize = 1 << 20;
+
+/// A quote of `file`.
+const fn q(file: &'static str, text: &'static str) -> Quote {
+    Quote { file, text }
+}
+
+/// An expectation.
+const fn e(line: &'static str, why: Why) -> Expect {
+    Expect { line, why }
+}
+
+// ---------------------------------------------------------------- stated rules, quoted once
+
+const ENGINE_DOC: &str = "docs/engine.md";
+const PERF: &str = "docs/performance.md";
+const RULES: &str = "src/cpu/rules.rs";
+
+/// The flush instruction: the first of `clwb`, `clflushopt`, `clflush` (arm64 `dc cvap`, else
+/// `dc cvac`) the CPU has. A design rule; no run compared the instructions.
+const FLUSH_RULE: &[Quote] = &[q(
+    "docs/backends.md",
+    "streamed body, then `clwb` (else `clflushopt`, else `clflush`; arm64 `dc cvap`, else `dc cvac`)",
+)];
+
+/// The engine of an AVX-512 CPU no rule names.
+const AVX512_DEFAULT: Quote = q(
+    ENGINE_DOC,
+    "any other CPU with AVX-512 (Zen 5, family 26; other Intel models; other vendors) | \
+     temporal avx512, stream avx512, edges overlap: a stated default",
+);
+const NO_RUN: Quote = q(ENGINE_DOC, "**no run here backs it**");
+const ENGINE_DEFAULT: &[Quote] = &[AVX512_DEFAULT, NO_RUN];
+
+/// The engine of a CPU without AVX-512.
+const WIDEST: Quote = q(
+    ENGINE_DOC,
+    "everything else (Zen 3, AVX2 only; other vendors; aarch64; word-only builds) | the widest \
+     backend, edges overlap",
+);
+const ENGINE_WIDEST: &[Quote] = &[WIDEST];
+
+/// The Zen 4 engine rule, by family.
+const ENGINE_ZEN4: &[Quote] = &[
+    q(
+        ENGINE_DOC,
+        "AMD family 25 with AVX-512 (Zen 4; every family-25 part with AVX-512 is Zen 4; run: \
+         model 17) | temporal avx2, stream avx2, edges overlap",
+    ),
+    q(
+        ENGINE_DOC,
+        "frames batched into a 96 MiB ring 94-95 ns with AVX-512, 62 ns with AVX2",
+    ),
+];
+
+/// The thresholds of parts no run measured.
+const UNMEASURED: Quote = q(
+    PERF,
+    "Parts not measured (stacked-L3 Milan-X/Genoa-X, Zen 5, other vendors) are what \
+     `calibrate()` is for",
+);
+
+/// `L3 / 2` from an L2 of 1 MiB.
+const HALF_L3: Quote = q(PERF, "`L3 / 2` with an L2 of 1 MiB or more (Zen 4: 16 MiB)");
+
+/// `L3 / 4` below an L2 of 1 MiB.
+const QUARTER_L3: Quote = q(
+    PERF,
+    "The fraction: `L3 / 4` with an L2 below 1 MiB (Zen 3: 8 MiB)",
+);
+
+/// AMD: `rep movsb` never.
+const AMD_MOVSB: Quote = q(
+    PERF,
+    "`rep movsb` for `Temporal` copies (Intel with ERMS, from 2 KiB; never on AMD)",
+);
+
+/// AMD: `rep stosb` from twice the copy threshold.
+const AMD_STOSB: Quote = q(
+    PERF,
+    "(x86_64 with ERMS, from `fill_rep_threshold()`, twice the copy threshold: 16 MiB on Zen3)",
+);
+
+/// Intel with a non-inclusive L3: the L2 size, twice it for fills.
+const INTEL_NT: Quote = q(
+    PERF,
+    "Intel with a non-inclusive L3 (server parts): the L2 size for copies, twice it for fills.",
+);
+
+/// Intel with ERMS: `rep movsb` and `rep stosb` from 2 KiB.
+const INTEL_MOVSB: Quote = q(
+    PERF,
+    "`rep movsb` for `Temporal` copies (Intel with ERMS, from 2 KiB; never on AMD)",
+);
+const INTEL_STOSB: Quote = q(PERF, "Hence the Intel rule (2 KiB, glibc's)");
+const INTEL_REP: &[Quote] = &[INTEL_MOVSB, INTEL_STOSB];
+
+/// No string instructions off x86_64.
+const NO_STRING: &[Quote] = &[q(
+    RULES,
+    "No ERMS, other architectures: never (`usize::MAX`).",
+)];
+
+// ---------------------------------------------------------------- the CPUs met
+
+const ZEN3_DOC: &str = "docs/machines/amd-epyc-zen3.md";
+const ZEN4_DOC: &str = "docs/machines/amd-epyc-zen4-f25m17.md";
+const XEON207_DOC: &str = "docs/machines/intel-xeon-f6m207.md";
+const XEON167_DOC: &str = "docs/machines/intel-xeon-f6m167.md";
+
+/// Every record.
+pub(super) static ZOO: &[Record] = &[
+    // AMD EPYC Zen 3 (Milan), the project's first machine: no dump, rebuilt from its runs.
+    Record {
+        name: "amd-epyc-zen3-f25m1",
+        origin: Origin::Reconstructed,
+        facts: Facts {
+            // Stepping: no run recorded it. XCR0: SSE and AVX state (no AVX-512 to save).
+            arch: Arch::X86 {
+                family: 25,
+                model: 1,
+                stepping: None,
+                xcr0: 0x7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC",
+            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(32 * KIB),
+            l2: Some(512 * KIB),
+            l3: Some(32 * MIB),
+            l3_shared_by: Some(2),
+            // Not recorded: AMD's L3 is a victim cache, and the Zen 4 dump's leaf 0x8000001D
+            // reports it non-inclusive. No rule reads it on AMD.
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: Some(256 * MIB),
+            zero_block: None,
+        },
+        seen: &[
+            q(ZEN3_DOC, "| CPU | AMD EPYC VM, family 25 model 1 (Zen 3, Milan), 2 vCPUs"),
+            q(ZEN3_DOC, "CPU            AuthenticAMD AMD EPYC (x86_64, 2 CPUs, Linux 6.18.44-fc-v1252)"),
+            q(ZEN3_DOC, "features       sse2 avx2 erms fsrm clflush clflushopt clwb"),
+            q(
+                ZEN3_DOC,
+                "caches         line 64 B, L1d 32 KiB, L2 512 KiB, L3 32 MiB shared by 2 (cpuid 0x8000001d)",
+            ),
+            q(ZEN3_DOC, "legacy CPUID 0x80000006 L3 = 256 MiB"),
+            q(
+                ZEN3_DOC,
+                "tuning         CACHECOPY_TUNE=nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,stream=avx2,edges=overlap,flush=clwb",
+            ),
+        ],
+        expect: &[
+            e(
+                "temporal=avx2,stream=avx2,edges=overlap",
+                Why::Measured(&[
+                    q(ENGINE_DOC, "**Zen 3 VM** (family 25 model 1, rule AVX2; measured, 2026-12-03"),
+                    q(ENGINE_DOC, "SSE2 is never taken."),
+                ]),
+            ),
+            e(
+                "nt=8M,fill_nt=8M",
+                Why::Measured(&[
+                    q(
+                        PERF,
+                        "the hot-destination crossover of `Temporal` and `NonTemporal` is 8 MiB, \
+                         which is `L3 / 4`",
+                    ),
+                    q(PERF, "so the copy rule's 8 MiB fits fills too"),
+                ]),
+            ),
+            e(
+                "rep_movsb=never",
+                Why::Measured(&[
+                    q(PERF, "`rep movsb` 0.48-0.58x at 1 KiB rising to 0.67-0.72x at 16 KiB"),
+                    q(PERF, "`rep_movsb=never` is confirmed"),
+                ]),
+            ),
+            e(
+                "fill_rep=16M",
+                Why::Measured(&[q(
+                    PERF,
+                    "from 16 MiB `rep stosb` is ahead, 1.7x at 64 MiB and 2.2x at 256 MiB",
+                )]),
+            ),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // AMD EPYC Zen 4 (Genoa) with AVX-512 exposed: the raw dump of 2026-12-04.
+    Record {
+        name: "amd-epyc-zen4-f25m17-avx512",
+        origin: Origin::Raw {
+            leaves: include_str!("amd-epyc-zen4-f25m17-avx512.cpuid"),
+            dump: "docs/machines/amd-epyc-zen4-f25m17-avx512-cpuid.txt",
+        },
+        facts: Facts {
+            // XCR0 was not dumped: leaf 0xD lists 0xe7 (x87, SSE, AVX, opmask, ZMM), which
+            // Linux enables whole; /proc/cpuinfo shows avx512f, which it hides otherwise.
+            arch: Arch::X86 {
+                family: 25,
+                model: 17,
+                stepping: Some(1),
+                xcr0: 0xe7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(32 * KIB),
+            l2: Some(MIB),
+            l3: Some(32 * MIB),
+            l3_shared_by: Some(2),
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: Some(320 * MIB),
+            zero_block: None,
+        },
+        seen: &[
+            q(
+                "../shared/machines/amd-epyc-zen4-f25m17-avx512-2026-12-04.txt",
+                "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            ),
+            q(
+                "../shared/machines/amd-epyc-zen4-f25m17-avx512-2026-12-04.txt",
+                "tuning         CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=32M,temporal=avx2,stream=avx2,edges=overlap,flush=clwb",
+            ),
+            q(ZEN4_DOC, "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb"),
+            q(
+                ZEN4_DOC,
+                "caches         line 64 B, L1d 32 KiB, L2 1 MiB, L3 32 MiB shared by 2 (cpuid 0x8000001d)",
+            ),
+            q(ZEN4_DOC, "the legacy leaf 0x80000006 reports 320 MiB"),
+        ],
+        expect: &[
+            e(
+                "temporal=avx2,stream=avx2,edges=overlap",
+                Why::Measured(ENGINE_ZEN4),
+            ),
+            e(
+                "nt=16M,fill_nt=16M",
+                Why::Measured(&[q(
+                    PERF,
+                    "hot crossover 16 MiB for copies (0.68x at 8 MiB, 1.23x at 16 MiB) and for \
+                     fills (0.92x, 1.19x)",
+                )]),
+            ),
+            e(
+                "rep_movsb=never",
+                Why::Measured(&[q(
+                    ZEN4_DOC,
+                    "rep movsb      calibrate(): never (built-in never); string ÷ vector loop, \
+                     cold destination: 1 KiB 0.98x, 2 KiB 0.57x",
+                )]),
+            ),
+            e(
+                "fill_rep=32M",
+                Why::Stated(&[
+                    AMD_STOSB,
+                    q(
+                        ZEN4_DOC,
+                        "`rep stosb` from 16 MiB (the rule of that commit: twice the copy \
+                         threshold) is neutral there",
+                    ),
+                ]),
+            ),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // The same Zen 4 with AVX-512 hidden by the hypervisor: the dump's CPU without the
+    // AVX-512 bits, as its run printed it.
+    Record {
+        name: "amd-epyc-zen4-f25m17-noavx512",
+        origin: Origin::Reconstructed,
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 25,
+                model: 17,
+                stepping: None,
+                xcr0: 0xe7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC",
+            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(32 * KIB),
+            l2: Some(MIB),
+            l3: Some(32 * MIB),
+            l3_shared_by: Some(2),
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: Some(320 * MIB),
+            zero_block: None,
+        },
+        seen: &[
+            q(ZEN4_DOC, "## 2026-12-01: AVX-512 hidden by the hypervisor (main at `0784634`)"),
+            q(ZEN4_DOC, "features       sse2 avx2 erms fsrm clflush clflushopt clwb"),
+            q(
+                ZEN4_DOC,
+                "backends       generic, sse2, avx2 (active: avx2)",
+            ),
+            q(
+                ZEN4_DOC,
+                "NT threshold   16 MiB (L3 / 2 = 32 MiB / 2 (L2 of 1 MiB or more, as on Zen 4; at least 2 x L2), caches from cpuid 0x8000001d); fills 16 MiB",
+            ),
+        ],
+        expect: &[
+            e(
+                "temporal=avx2,stream=avx2,edges=overlap",
+                Why::Measured(&[
+                    WIDEST,
+                    q(
+                        "../shared/machines/README.md",
+                        "AMD Zen 4 without AVX-512 (engine avx2): frames batch at the write limit",
+                    ),
+                ]),
+            ),
+            e(
+                "nt=16M,fill_nt=16M",
+                Why::Measured(&[q(
+                    PERF,
+                    "hot crossover 16 MiB for copies (0.68x at 8 MiB, 1.23x at 16 MiB) and for \
+                     fills (0.92x, 1.19x)",
+                )]),
+            ),
+            e(
+                "rep_movsb=never",
+                Why::Measured(&[q(
+                    ZEN4_DOC,
+                    "rep movsb      calibrate(): never (built-in never)",
+                )]),
+            ),
+            e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // Intel Xeon family 6 model 207 (Emerald Rapids class), twice: no dump, rebuilt from its
+    // runs.
+    Record {
+        name: "intel-xeon-f6m207",
+        origin: Origin::Reconstructed,
+        facts: Facts {
+            // Stepping and XCR0 not recorded; the OS saved ZMM state (the AVX-512 backend ran).
+            arch: Arch::X86 {
+                family: 6,
+                model: 207,
+                stepping: None,
+                xcr0: 0xe7,
+            },
+            vendor: "GenuineIntel",
+            brand: "Intel(R) Xeon(R) Processor",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(48 * KIB),
+            l2: Some(2 * MIB),
+            l3: Some(260 * MIB),
+            l3_shared_by: Some(2),
+            l3_inclusive: Some(false),
+            source: "cpuid 4",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[
+            q(XEON207_DOC, "| CPU | Intel Xeon VM, family 6 model 207 (Sapphire/Emerald Rapids class), 2 vCPUs |"),
+            q(XEON207_DOC, "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb"),
+            q(
+                XEON207_DOC,
+                "caches         line 64 B, L1d 48 KiB, L2 2 MiB, L3 260 MiB shared by 2 (cpuid 4)",
+            ),
+            q(
+                XEON207_DOC,
+                "NT threshold   2 MiB (L2 = 2 MiB (Intel, non-inclusive L3: streaming pays from the L2 size), caches from cpuid 4); fills 4 MiB",
+            ),
+        ],
+        expect: &[
+            e(
+                "temporal=avx512,stream=avx512,edges=overlap",
+                Why::Measured(&[
+                    q(ENGINE_DOC, "| Intel family 6 model 207 only | temporal avx512, stream avx512, edges overlap |"),
+                    q(
+                        ENGINE_DOC,
+                        "whole frames with masked edges 1.2-1.4x the overlapping ones (table B); \
+                         512-bit bodies no slower than 256-bit ones",
+                    ),
+                ]),
+            ),
+            e(
+                "nt=2M,fill_nt=4M",
+                Why::Measured(&[
+                    q(
+                        PERF,
+                        "the measured crossovers are 4 KiB cold and 2 MiB hot, and the report \
+                         recommends `CACHECOPY_NT_THRESHOLD=2097152`",
+                    ),
+                    q(
+                        PERF,
+                        "Xeon, 2026-11-30, `387b4d7` (section 5b): crossovers 4 KiB cold and 4 MiB \
+                         hot",
+                    ),
+                ]),
+            ),
+            // The probe behind the rule measured only larger copies; the calibrations since have
+            // the string instruction slower at the rule's size, cold (quoted).
+            e(
+                "rep_movsb=2K",
+                Why::Disputed(&[
+                    q(
+                        PERF,
+                        "0.95-1.02x glibc `memcpy` from 16 KiB to 1 MiB, where the vector loop \
+                         ran 0.6-0.8x",
+                    ),
+                    q(
+                        XEON207_DOC,
+                        "rep movsb      calibrate(): 8 KiB (built-in 2 KiB); string ÷ vector \
+                         loop, cold destination: 1 KiB 0.59x, 2 KiB 0.71x, 4 KiB 0.99x, 8 KiB 1.19x",
+                    ),
+                ]),
+            ),
+            e(
+                "fill_rep=2K",
+                Why::Disputed(&[
+                    q(
+                        PERF,
+                        "Hence the Intel rule (2 KiB, glibc's): at `728edeb`, 0.96-1.05x of \
+                         `memset` from 16 KiB, hot and cold",
+                    ),
+                    q(
+                        XEON207_DOC,
+                        "rep stosb      calibrate(): 8 KiB (built-in 2 KiB); string ÷ vector \
+                         loop, cold destination: 1 KiB 0.65x, 2 KiB 0.69x, 4 KiB 1.90x",
+                    ),
+                    q(
+                        XEON207_DOC,
+                        "rep stosb      calibrate(): 8 KiB (built-in 4 KiB); string ÷ vector \
+                         loop, cold destination: 1 KiB 0.81x, 2 KiB 0.75x, 4 KiB 0.87x, 8 KiB 1.00x",
+                    ),
+                ]),
+            ),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // Intel Xeon family 6 model 167, this session's CPU: the raw dump.
+    Record {
+        name: "intel-xeon-f6m167",
+        origin: Origin::Raw {
+            leaves: include_str!("intel-xeon-f6m167.cpuid"),
+            dump: "docs/machines/intel-xeon-f6m167-cpuid.txt",
+        },
+        facts: Facts {
+            // XCR0 read on the VM (the dump's file has it): AMX tile state as well as ZMM.
+            arch: Arch::X86 {
+                family: 6,
+                model: 167,
+                stepping: Some(1),
+                xcr0: 0x600e7,
+            },
+            vendor: "GenuineIntel",
+            brand: "Intel(R) Xeon(R) Processor",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(48 * KIB),
+            l2: Some(2 * MIB),
+            l3: Some(480 * MIB),
+            l3_shared_by: Some(2),
+            l3_inclusive: Some(false),
+            source: "cpuid 4",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[
+            q(XEON167_DOC, "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb"),
+            q(
+                XEON167_DOC,
+                "caches         line 64 B, L1d 48 KiB, L2 2 MiB, L3 480 MiB shared by 2 (cpuid 4)",
+            ),
+            q(
+                XEON167_DOC,
+                "tuning         CACHECOPY_TUNE=nt=2M,fill_nt=4M,rep_movsb=2K,fill_rep=2K,temporal=avx512,stream=avx512,edges=overlap,flush=clwb",
+            ),
+        ],
+        expect: &[
+            // The rule names model 207 only, so this CPU gets the stated default; its run
+            // agrees (7b: the fastest of the four engines on frames; 7c: the engine check keeps
+            // it), one run, not taken into the rule.
+            e(
+                "temporal=avx512,stream=avx512,edges=overlap",
+                Why::Stated(&[
+                    AVX512_DEFAULT,
+                    NO_RUN,
+                    q(
+                        XEON167_DOC,
+                        "decided        temporal avx512, stream avx512, edges overlap: the rule stays (decided)",
+                    ),
+                ]),
+            ),
+            e(
+                "nt=2M",
+                Why::Measured(&[
+                    INTEL_NT,
+                    q(XEON167_DOC, "crossover      cold destination 4 KiB, hot destination 2 MiB"),
+                ]),
+            ),
+            // Section 5b: hot fills cross over above the rule's size; calibrate() undecided.
+            e(
+                "fill_nt=4M",
+                Why::Disputed(&[
+                    INTEL_NT,
+                    q(XEON167_DOC, "crossover      cold destination 4 KiB, hot destination 8 MiB"),
+                    q(
+                        XEON167_DOC,
+                        "recommended    CACHECOPY_FILL_NT_THRESHOLD=8388608",
+                    ),
+                ]),
+            ),
+            // Section 5: the string move wins cold from the rule's size but loses hot above it;
+            // calibrate() kept the rule (slower on a working set it would change).
+            e(
+                "rep_movsb=2K",
+                Why::Disputed(&[
+                    INTEL_MOVSB,
+                    q(
+                        XEON167_DOC,
+                        "hot dst      1 KiB 0.51x 0/1, 2 KiB 0.73x 0/2, 4 KiB 0.85x 0/2, 8 KiB \
+                         0.95x 0/4, 16 KiB 0.96x 0/4",
+                    ),
+                    q(
+                        XEON167_DOC,
+                        "8e copy Temporal against memcpy 9 ~0.53x 2 KiB hot +0, same page offset",
+                    ),
+                ]),
+            ),
+            // Section 5b: the string store wins cold, loses hot at the rule's size.
+            e(
+                "fill_rep=2K",
+                Why::Disputed(&[
+                    INTEL_STOSB,
+                    q(XEON167_DOC, "hot dst      1 KiB 0.38x 0/1, 2 KiB 0.63x 0/1, 4 KiB 0.95x 0/1"),
+                    q(
+                        XEON167_DOC,
+                        "8e fill Temporal against memset 13 0.56x 2 KiB hot +0, same page offset",
+                    ),
+                ]),
+            ),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // ---------------------------------------------------------------- parts no run covers
+    // AMD EPYC 9005 "Turin" (Zen 5, family 26): full-width AVX-512; L2 1 MiB, 32 MiB L3 per
+    // CCD of 8 cores (16 threads).
+    Record {
+        name: "amd-epyc-zen5-f26m2",
+        origin: Origin::Public {
+            sources: "AMD EPYC 9005 (Turin): family 0x1A model 0x02 (libcpuid's AMD table); \
+                      Zen 5: 48 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per 8-core CCD",
+        },
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 26,
+                model: 2,
+                stepping: None,
+                xcr0: 0xe7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC 9755 128-Core Processor",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(48 * KIB),
+            l2: Some(MIB),
+            l3: Some(32 * MIB),
+            l3_shared_by: Some(16),
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[],
+        expect: &[
+            e(
+                "temporal=avx512,stream=avx512,edges=overlap",
+                Why::Stated(ENGINE_DEFAULT),
+            ),
+            e("nt=16M,fill_nt=16M", Why::Stated(&[HALF_L3, UNMEASURED])),
+            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
+            e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // AMD EPYC 7003X "Milan-X": Zen 3 with a stacked L3, 96 MiB per 8-core CCX.
+    Record {
+        name: "amd-epyc-milan-x-f25m1",
+        origin: Origin::Public {
+            sources: "AMD EPYC 7773X (Milan-X): family 0x19 model 0x01 as Milan; 3D V-Cache: \
+                      96 MiB L3 per CCX of 8 cores, 512 KiB L2 per core",
+        },
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 25,
+                model: 1,
+                stepping: None,
+                xcr0: 0x7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC 7773X 64-Core Processor",
+            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(32 * KIB),
+            l2: Some(512 * KIB),
+            l3: Some(96 * MIB),
+            l3_shared_by: Some(16),
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[],
+        expect: &[
+            e(
+                "temporal=avx2,stream=avx2,edges=overlap",
+                Why::Stated(ENGINE_WIDEST),
+            ),
+            e("nt=24M,fill_nt=24M", Why::Stated(&[QUARTER_L3, UNMEASURED])),
+            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
+            e("fill_rep=48M", Why::Stated(&[AMD_STOSB])),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // AMD EPYC 9004X "Genoa-X": Zen 4 with a stacked L3, 96 MiB per CCD.
+    Record {
+        name: "amd-epyc-genoa-x-f25m17",
+        origin: Origin::Public {
+            sources: "AMD EPYC 9684X (Genoa-X): family 0x19 model 0x11 as Genoa; 3D V-Cache: \
+                      96 MiB L3 per CCD of 8 cores, 1 MiB L2 per core; AVX-512",
+        },
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 25,
+                model: 17,
+                stepping: None,
+                xcr0: 0xe7,
+            },
+            vendor: "AuthenticAMD",
+            brand: "AMD EPYC 9684X 96-Core Processor",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(32 * KIB),
+            l2: Some(MIB),
+            l3: Some(96 * MIB),
+            l3_shared_by: Some(16),
+            l3_inclusive: Some(false),
+            source: "cpuid 0x8000001d",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[],
+        expect: &[
+            // The Zen 4 rule covers it by family (the same core as the run's Genoa); its own
+            // frames were never measured.
+            e(
+                "temporal=avx2,stream=avx2,edges=overlap",
+                Why::Stated(ENGINE_ZEN4),
+            ),
+            e("nt=48M,fill_nt=48M", Why::Stated(&[HALF_L3, UNMEASURED])),
+            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
+            e("fill_rep=96M", Why::Stated(&[AMD_STOSB])),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // Intel Xeon 6 "Granite Rapids" (family 6 model 173).
+    Record {
+        name: "intel-xeon-granite-rapids-f6m173",
+        origin: Origin::Public {
+            sources: "Intel Xeon 6980P (Granite Rapids-AP): family 6 model 0xAD; 48 KiB L1d, \
+                      2 MiB L2 per core, 504 MiB L3 (non-inclusive) for 128 cores, 256 threads",
+        },
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 6,
+                model: 173,
+                stepping: None,
+                xcr0: 0x600e7,
+            },
+            vendor: "GenuineIntel",
+            brand: "Intel(R) Xeon(R) 6980P",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(48 * KIB),
+            l2: Some(2 * MIB),
+            l3: Some(504 * MIB),
+            l3_shared_by: Some(256),
+            l3_inclusive: Some(false),
+            source: "cpuid 4",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[],
+        expect: &[
+            e(
+                "temporal=avx512,stream=avx512,edges=overlap",
+                Why::Stated(ENGINE_DEFAULT),
+            ),
+            e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
+            e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // Intel Xeon 4th generation "Sapphire Rapids" (family 6 model 143).
+    Record {
+        name: "intel-xeon-sapphire-rapids-f6m143",
+        origin: Origin::Public {
+            sources: "Intel Xeon Platinum 8480+ (Sapphire Rapids): family 6 model 0x8F; 48 KiB \
+                      L1d, 2 MiB L2 per core, 105 MiB L3 (non-inclusive) for 56 cores, 112 \
+                      threads",
+        },
+        facts: Facts {
+            arch: Arch::X86 {
+                family: 6,
+                model: 143,
+                stepping: None,
+                xcr0: 0x600e7,
+            },
+            vendor: "GenuineIntel",
+            brand: "Intel(R) Xeon(R) Platinum 8480+",
+            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
+            line: 64,
+            l1d: Some(48 * KIB),
+            l2: Some(2 * MIB),
+            l3: Some(105 * MIB),
+            l3_shared_by: Some(112),
+            l3_inclusive: Some(false),
+            source: "cpuid 4",
+            legacy_l3: None,
+            zero_block: None,
+        },
+        seen: &[],
+        expect: &[
+            e(
+                "temporal=avx512,stream=avx512,edges=overlap",
+                Why::Stated(ENGINE_DEFAULT),
+            ),
+            e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
+            e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
+            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+    // Arm Neoverse N1 as AWS Graviton2: 64 cores, 1 MiB L2 each, 32 MiB system-level cache,
+    // FEAT_DPB, 64-byte `dc zva` blocks.
+    Record {
+        name: "arm-neoverse-n1",
+        origin: Origin::Public {
+            sources: "AWS Graviton2 (Neoverse N1 r3p1, MIDR 0x413fd0c1): 64 KiB L1d, 1 MiB L2 \
+                      per core, 32 MiB L3 for 64 cores (lscpu); FEAT_DPB (hwcap dcpop); \
+                      DCZID_EL0.BS 4",
+        },
+        facts: Facts {
+            arch: Arch::Arm { midr: 0x413f_d0c1 },
+            vendor: "ARM",
+            brand: "Neoverse N1 0xd0c r3p1",
+            features: "neon dpb",
+            line: 64,
+            l1d: Some(64 * KIB),
+            l2: Some(MIB),
+            l3: Some(32 * MIB),
+            l3_shared_by: Some(64),
+            l3_inclusive: None,
+            source: "ctr_el0 + sysfs",
+            legacy_l3: None,
+            zero_block: Some(64),
+        },
+        seen: &[],
+        expect: &[
+            e(
+                "temporal=neon,stream=neon,edges=overlap",
+                Why::Stated(ENGINE_WIDEST),
+            ),
+            e("nt=16M,fill_nt=16M", Why::Stated(&[HALF_L3, UNMEASURED])),
+            e("rep_movsb=never,fill_rep=never", Why::Stated(NO_STRING)),
+            e("flush=dc cvap", Why::Stated(FLUSH_RULE)),
+        ],
+    },
+];
