@@ -6,7 +6,7 @@
 //! size's ratio, candidate wins and rounds). Each line ends with the
 //! `CACHECOPY_TUNE` line that run would keep.
 
-use cachecopy::{Calibration, Point, Sweep};
+use cachecopy::calibrate::{Calibration, Point, Sweep};
 
 fn main() {
     let runs: usize = std::env::args()

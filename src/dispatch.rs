@@ -12,8 +12,6 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
-#[cfg(all(feature = "std", unix))]
-use crate::calibrate::Calibration;
 use crate::cpu::engine::{self, Engine};
 use crate::cpu::rules;
 use crate::cpu::tune::{self, Runs, Tuning};
@@ -409,7 +407,7 @@ fn init() -> &'static Kernels {
     // measurement's own copies find it), once however many threads race here.
     #[cfg(all(feature = "std", unix))]
     if calibrate && !CALIBRATED.swap(true, Ordering::Relaxed) {
-        crate::calibrate::run(chosen, t).apply();
+        <FirstUse as Calibrate>::calibrate_and_apply(chosen, t);
     }
     #[cfg(not(all(feature = "std", unix)))]
     let _ = calibrate;
@@ -420,11 +418,25 @@ fn init() -> &'static Kernels {
 #[cfg(all(feature = "std", unix))]
 static CALIBRATED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
+/// The measurement `CACHECOPY_NT_THRESHOLD=calibrate` asks detection to run inside the first
+/// call. The calibration (`src/calibrate/`), a client that sits above the copy path, implements
+/// it for [`FirstUse`]: dispatch calls it without naming anything above itself.
+#[cfg(all(feature = "std", unix))]
+pub(crate) trait Calibrate {
+    /// Measures on `table` (the one just published) over the record `rule` and installs what
+    /// it decided, without allocating or locking (an allocator may be the first caller).
+    fn calibrate_and_apply(table: &'static Kernels, rule: Tuning);
+}
+
+/// The first call's detection, for which the calibration implements [`Calibrate`].
+#[cfg(all(feature = "std", unix))]
+pub(crate) struct FirstUse;
+
 /// Publishes the record `t` (whose backends and flush instruction this CPU runs): its engine's
 /// table, its flush instruction and its thresholds (`first`: only where detection has not
 /// stored one yet, so a setter that ran first keeps its value). Returns the table. Every
 /// record is correct, so a copy racing this runs with the old or the new one.
-fn publish(t: &Tuning, first: bool) -> &'static Kernels {
+pub(crate) fn publish(t: &Tuning, first: bool) -> &'static Kernels {
     FLUSH.store(t.flush.index(), Ordering::Relaxed);
     t.store_thresholds(first);
     refresh_bounds();
@@ -458,50 +470,4 @@ pub fn tuning() -> Tuning {
     };
     t.load_thresholds();
     t
-}
-
-/// Measures, on this machine, every tunable the built-in rules set: the sizes from which
-/// streaming into an already cached destination stops losing to ordinary stores, for copies
-/// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
-/// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
-/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
-/// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
-///
-/// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
-/// 32 MiB ([`Calibration::MEMORY_BUDGET`], two buffers of that size are mapped); rounds go to the
-/// sizes around the crossover until a sign test settles them. Where that does not happen within
-/// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
-/// built-in rule stays ([`Sweep::outcome`](crate::calibrate::Sweep::outcome) says why). It never picks a size below the one where
-/// streaming into a cached destination stops losing, so `Auto` never streams where that costs,
-/// and never one above the rule in force (cold destinations between would lose streaming). The
-/// engine and the string thresholds change a job only where every working set it runs (hot and
-/// cold destinations, small calls) was measured and is slower nowhere; anything else keeps its
-/// rule and is left out of the line ([`Outcome`](crate::Outcome),
-/// [`Decision`](crate::Decision)).
-/// Its buffers come from `mmap`: it neither allocates nor locks.
-/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
-/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
-///
-/// ```no_run
-/// let c = cachecopy::calibrate();
-/// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
-/// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
-/// c.apply();
-/// ```
-#[cfg(all(feature = "std", unix))]
-pub fn calibrate() -> Calibration {
-    crate::calibrate::run(active(), tuning())
-}
-
-#[cfg(all(feature = "std", unix))]
-impl Calibration {
-    /// Installs every value this calibration decided (for the whole process, as
-    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do) and leaves the
-    /// others as they are. Safe to call while other threads copy: every value is a valid
-    /// setting.
-    pub fn apply(&self) {
-        // A `Calibration` exists only after detection ran (it measured the active table), so
-        // these stores are never overwritten by detection's defaults.
-        publish(&tuning().with(&self.tuning(), self.decided()), false);
-    }
 }

@@ -33,7 +33,7 @@
 //! fill one alone) and
 //! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
 //! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets them all in one line,
-//! the one a [`Calibration`] writes (see [`calibrate`]); an individual variable wins over its
+//! the one a [`Calibration`](calibrate::Calibration) writes (see [`calibrate()`]); an individual variable wins over its
 //! field.
 //!
 //! # Allocators and other callers that must not allocate
@@ -78,7 +78,7 @@ mod arch;
 mod backend;
 mod batch;
 #[cfg(all(feature = "std", unix))]
-mod calibrate;
+pub mod calibrate;
 mod copy;
 mod cpu;
 mod dispatch;
@@ -97,10 +97,7 @@ mod vector;
 
 pub use batch::{batch, batch_with, Batch};
 #[cfg(all(feature = "std", unix))]
-pub use calibrate::{
-    Calibration, Decision, EngineCheck, EngineTrial, Evidence, Outcome, Point, Sweep, Verdict,
-    WorkingSet,
-};
+pub use calibrate::calibrate;
 pub use copy::{
     copy, copy_raw, copy_raw_unfenced, copy_with, copy_with_engine, copy_with_flush, fence, fill,
     fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, zero,
@@ -109,8 +106,6 @@ pub use cpu::engine::{Backend, Edges, Engine};
 pub use cpu::rules::default_nt_threshold;
 pub use cpu::tune::Tuning;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
-#[cfg(all(feature = "std", unix))]
-pub use dispatch::calibrate;
 pub use dispatch::Unsupported;
 pub use dispatch::{cpu, engine, tuning};
 pub use mode::{Mode, UnknownMode};

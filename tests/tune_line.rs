@@ -1,4 +1,4 @@
-//! `CACHECOPY_TUNE`: the line a [`cachecopy::Calibration`] writes (the one `cargo run
+//! `CACHECOPY_TUNE`: the line a [`cachecopy::calibrate::Calibration`] writes (the one `cargo run
 //! --release` ends with) sets, in a fresh process, the same thresholds through the public
 //! getters; fields parse with their suffixes and `never`; a bad field is reported once and
 //! ignored while the others are kept; an individual variable wins over its field. Each case runs

@@ -52,7 +52,7 @@ pub struct Calibration {
 pub struct LibrarySweep {
     /// The threshold it decided (`usize::MAX`: never), or `None`: the built-in rule stays.
     pub decided: Option<usize>,
-    /// Why (`cachecopy::Outcome`).
+    /// Why (`cachecopy::calibrate::Outcome`).
     pub outcome: String,
     /// Every size it measured: (size, median ratio, rounds the candidate won, rounds).
     pub points: Vec<(usize, f64, u32, u32)>,
@@ -62,8 +62,8 @@ pub struct LibrarySweep {
 }
 
 impl LibrarySweep {
-    fn of(s: &cachecopy::Sweep) -> LibrarySweep {
-        let measured = |pts: &[cachecopy::Point]| -> Vec<(usize, f64, u32, u32)> {
+    fn of(s: &cachecopy::calibrate::Sweep) -> LibrarySweep {
+        let measured = |pts: &[cachecopy::calibrate::Point]| -> Vec<(usize, f64, u32, u32)> {
             pts.iter()
                 .filter(|p| p.rounds > 0)
                 .map(|p| (p.size, p.ratio, p.wins, p.rounds))
@@ -146,7 +146,11 @@ pub fn within_2x(a: usize, b: usize) -> bool {
 
 /// Measures and prints section 5 (`Kind::Copy`) or 5b (`Kind::Fill`), beside `lib`, a
 /// `cachecopy::calibrate()` of this run.
-pub fn section(s: &mut Session, kind: Kind, lib: &cachecopy::Calibration) -> Calibration {
+pub fn section(
+    s: &mut Session,
+    kind: Kind,
+    lib: &cachecopy::calibrate::Calibration,
+) -> Calibration {
     s.start(match kind {
         Kind::Copy => "5. Auto calibration",
         Kind::Fill => "5b. Auto calibration, fills",
@@ -170,7 +174,11 @@ pub fn section(s: &mut Session, kind: Kind, lib: &cachecopy::Calibration) -> Cal
 }
 
 /// `lib`'s sweeps of `kind`, compared with the recommendation `recommended`.
-fn library(kind: Kind, lib: &cachecopy::Calibration, recommended: Option<usize>) -> Library {
+fn library(
+    kind: Kind,
+    lib: &cachecopy::calibrate::Calibration,
+    recommended: Option<usize>,
+) -> Library {
     let (nt, rep, rep_hot, rep_builtin) = match kind {
         Kind::Copy => (
             &lib.copy_sweep,

@@ -158,19 +158,19 @@ pub struct Row {
 /// 7c: one candidate, one job, one working set of `cachecopy::calibrate()`'s engine check.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evidence {
-    /// `cold ring`, `hot ring` or `calls` (`cachecopy::WorkingSet`).
+    /// `cold ring`, `hot ring` or `calls` (`cachecopy::calibrate::WorkingSet`).
     pub set: String,
     /// Median of the candidate's time ÷ the rule's (below 1: faster).
     pub ratio: f64,
     /// Rounds it was faster, of `rounds`.
     pub faster: u32,
     pub rounds: u32,
-    /// `faster`, `same`, `slower` or `unsettled` (`cachecopy::Verdict`).
+    /// `faster`, `same`, `slower` or `unsettled` (`cachecopy::calibrate::Verdict`).
     pub verdict: String,
 }
 
 impl Evidence {
-    fn of(e: &cachecopy::Evidence) -> Evidence {
+    fn of(e: &cachecopy::calibrate::Evidence) -> Evidence {
         Evidence {
             set: e.set.to_string(),
             ratio: e.ratio,
@@ -190,7 +190,7 @@ pub struct EngineTrial {
     pub temporal: Vec<Evidence>,
     /// The streamed job (`NonTemporal`, batched) on each working set.
     pub stream: Vec<Evidence>,
-    /// What became of it for each job, with the reason (`cachecopy::Decision`).
+    /// What became of it for each job, with the reason (`cachecopy::calibrate::Decision`).
     pub decision: (String, String),
 }
 
@@ -207,7 +207,7 @@ pub struct EngineCheck {
 }
 
 impl EngineCheck {
-    fn of(c: &cachecopy::Calibration) -> EngineCheck {
+    fn of(c: &cachecopy::calibrate::Calibration) -> EngineCheck {
         let k = &c.engine_check;
         EngineCheck {
             rule: k.rule.to_string(),
@@ -282,7 +282,7 @@ fn engines() -> Vec<Engine> {
 }
 
 /// Measures and prints section 7; `lib` is the run's `cachecopy::calibrate()` (7c).
-pub fn section(s: &mut Session, lib: &cachecopy::Calibration) -> Frames {
+pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Frames {
     s.start("7. frames");
     let tiny = s.plan.sample_bytes < (1 << 20);
     let rings = rings(s.machine, tiny);

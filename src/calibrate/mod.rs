@@ -53,6 +53,7 @@ use std::time::Instant;
 
 use crate::backend::Kernels;
 use crate::cpu::tune::Tuning;
+use crate::dispatch;
 
 mod arena;
 mod frames;
@@ -79,6 +80,46 @@ pub(crate) const MEMORY_BUDGET: usize = 32 << 20;
 /// The wall-time budget, mapping and touching the buffers included. A round whose cost
 /// (projected from the last round at that size) would end past it is not started.
 pub(crate) const BUDGET: Duration = Duration::from_millis(130);
+
+/// Measures, on this machine, every tunable the built-in rules set: the sizes from which
+/// streaming into an already cached destination stops losing to ordinary stores, for copies
+/// and for fills (the `Auto` crossovers), and on x86_64 with ERMS the sizes from which
+/// `Temporal` copies and fills are no slower with `rep movsb` / `rep stosb` than with the
+/// vector loop; within [`Calibration::BUDGET`] (130 ms) of wall time. Returns them with the
+/// ratios it saw and the time it took; nothing changes until [`Calibration::apply`].
+///
+/// The NT sizes run from the L2 size to twice the last-level cache as detected, capped at
+/// 32 MiB ([`Calibration::MEMORY_BUDGET`], two buffers of that size are mapped); rounds go to the
+/// sizes around the crossover until a sign test settles them. Where that does not happen within
+/// the budget, or streaming never wins within the sizes tried, the threshold is `None` and the
+/// built-in rule stays ([`Sweep::outcome`] says why). It never picks a size below the one where
+/// streaming into a cached destination stops losing, so `Auto` never streams where that costs,
+/// and never one above the rule in force (cold destinations between would lose streaming). The
+/// engine and the string thresholds change a job only where every working set it runs (hot and
+/// cold destinations, small calls) was measured and is slower nowhere; anything else keeps its
+/// rule and is left out of the line ([`Outcome`],
+/// [`Decision`]).
+/// Its buffers come from `mmap`: it neither allocates nor locks.
+/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
+/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
+///
+/// ```no_run
+/// let c = cachecopy::calibrate();
+/// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
+/// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
+/// c.apply();
+/// ```
+pub fn calibrate() -> Calibration {
+    run(dispatch::active(), dispatch::tuning())
+}
+
+/// `CACHECOPY_NT_THRESHOLD=calibrate`: detection's first call measures on the table it just
+/// published and installs what was decided.
+impl dispatch::Calibrate for dispatch::FirstUse {
+    fn calibrate_and_apply(table: &'static Kernels, rule: Tuning) {
+        run(table, rule).apply();
+    }
+}
 
 /// Runs the calibration on the kernels `k` (which run on this CPU), over the record `base` in
 /// force.

@@ -9,6 +9,7 @@ use core::time::Duration;
 use super::{BUDGET, MAX_POINTS, MEMORY_BUDGET};
 use crate::cpu::engine::Engine;
 use crate::cpu::tune::{self, Tuning};
+use crate::dispatch;
 
 /// One size a sweep measured.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -119,7 +120,7 @@ impl Sweep {
     }
 }
 
-/// What [`calibrate`](crate::calibrate) found. See [`Calibration::apply`]; its `Display` is the
+/// What [`calibrate()`](crate::calibrate()) found. See [`Calibration::apply`]; its `Display` is the
 /// `CACHECOPY_TUNE=...` line that keeps it (decided fields only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
@@ -358,6 +359,19 @@ impl Calibration {
     /// ([`EngineTrial::decision`]).
     pub const ENGINE_MARGIN: f64 = ENGINE_MARGIN;
 
+    /// Installs every value this calibration decided (for the whole process, as
+    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do) and leaves the
+    /// others as they are. Safe to call while other threads copy: every value is a valid
+    /// setting.
+    pub fn apply(&self) {
+        // A `Calibration` exists only after detection ran (it measured the active table), so
+        // these stores are never overwritten by detection's defaults.
+        dispatch::publish(
+            &dispatch::tuning().with(&self.tuning(), self.decided()),
+            false,
+        );
+    }
+
     /// The record this calibration measured over (the one in force) with every value it
     /// decided in place: what [`apply`](Calibration::apply) installs. Of the engine, only the
     /// fields of the jobs a candidate was taken for change (with the edge store it was
@@ -403,7 +417,7 @@ impl Calibration {
     /// over the record in force, measuring nothing (for tests of what `apply` publishes).
     #[cfg(test)]
     pub(crate) fn deciding(copy: Option<usize>, fill: Option<usize>) -> Calibration {
-        let base = crate::dispatch::tuning();
+        let base = dispatch::tuning();
         let blank = super::frames::blank_trial(base.engine);
         let check = EngineCheck {
             rule: base.engine,
@@ -476,7 +490,7 @@ impl Calibration {
 }
 
 /// `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K`: the decided fields, in
-/// the order of the line's grammar (see [`calibrate`](crate::calibrate)); a field left out
+/// the order of the line's grammar (see [`calibrate()`](crate::calibrate())); a field left out
 /// (undecided, or an engine job no candidate was taken for) keeps its built-in rule when the
 /// line is read back, as it did here. Writes into any
 /// `fmt::Write` without allocating.
