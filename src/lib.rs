@@ -82,7 +82,6 @@ pub mod calibrate;
 mod copy;
 mod cpu;
 mod dispatch;
-mod frame_layout;
 pub mod iter;
 mod kernel;
 mod mode;

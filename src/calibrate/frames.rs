@@ -21,7 +21,7 @@ use crate::backend::store::{copy_on, copy_unfenced_on, fill_on, Store};
 use crate::backend::{self, Kernels, NAMES};
 use crate::cpu::engine::{self, Backend, Edges, Engine};
 use crate::cpu::Cpu;
-use crate::frame_layout::{HEADER as HDR, PAYLOAD, SLOT};
+use crate::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
 
 /// The most the engine measurement may take; it stops starting rounds past it (a round that
 /// ran out leaves the engine undecided).

@@ -30,21 +30,7 @@ mod csum;
 mod frame;
 mod iter;
 
-pub mod layout {
-    //! The transmit frame layout: an Ethernet + IPv4 + UDP header, a full-MTU UDP payload right
-    //! behind it, and the ring slot that holds one such frame.
-    //!
-    //! A stack writes the header at the start of a slot and the payload at offset [`HEADER`] (42),
-    //! so the payload's first and last cache lines are partial and its first line also holds header
-    //! bytes: the case a copy's ragged ends cost most in. Use these to build transmit rings (as
-    //! AF_XDP and NIC rings are laid out) and to size payload copies.
-    //!
-    //! One definition for every frame the project builds: the library's calibration measures its
-    //! engine check on these frames, and the benches' arena crate, which does not depend on this
-    //! crate, compiles the same file (`src/frame_layout.rs`), so a frame means the same bytes in
-    //! the report, the benches and the examples.
-    pub use crate::frame_layout::{HEADER, PAYLOAD, SLOT};
-}
+pub mod layout;
 
 pub use csum::{
     csum_add, csum_and_copy, csum_and_copy_raw, csum_and_copy_with, csum_block_add, csum_fold,

@@ -17,7 +17,7 @@ use std::hint::black_box;
 // The frame layout is the library's public one (`cachecopy::net::layout`), compiled here from
 // its file rather than through a dependency: this crate stays independent of the code it
 // measures, and the layout stays defined once.
-#[path = "../../../src/frame_layout.rs"]
+#[path = "../../../src/net/layout.rs"]
 mod layout;
 pub use layout::{HEADER, PAYLOAD, SLOT};
 /// Frames per batch (one fence each), as `sendmmsg` users and AF_XDP rings batch them.
