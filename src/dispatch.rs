@@ -14,9 +14,10 @@ use crate::arch;
 use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
 use crate::cpu::engine::{self, Engine};
 use crate::cpu::rules;
-use crate::cpu::tune::{self, Runs, Tuning};
+use crate::cpu::tune::{Runs, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::STREAM_MIN;
+use crate::threshold_cells;
 
 impl Backend {
     /// The backend of the active engine's streaming job ([`Engine::stream`]); see
@@ -311,7 +312,7 @@ const fn bounds() -> Bounds {
     b
 }
 
-/// Sets the `Auto` bounds from the published thresholds (`tune::COPY_NT`, `tune::FILL_NT`)
+/// Sets the `Auto` bounds from the published thresholds (`threshold_cells::COPY_NT`, `threshold_cells::FILL_NT`)
 /// after any writer changed them: the setters, detection and `Calibration::apply` call it
 /// after their (sequentially consistent) stores. Writers may race: each re-reads its threshold
 /// after storing the bound and goes round again when another writer changed it meanwhile, so
@@ -320,15 +321,15 @@ const fn bounds() -> Bounds {
 /// reads it mid-race runs with the old or the new one. No allocation, no lock.
 pub(crate) fn refresh_bounds() {
     for (threshold, below) in [
-        (&tune::COPY_NT, copy_below()),
-        (&tune::FILL_NT, fill_below()),
+        (&threshold_cells::COPY_NT, copy_below()),
+        (&threshold_cells::FILL_NT, fill_below()),
     ] {
         loop {
             let t = threshold.load(Ordering::SeqCst);
             // Before detection a threshold not set yet is `UNSET`: the bound stays at the
             // least one, so that a long `Auto` call still goes out of line and is resolved
             // on the detected threshold (see `bounds`).
-            let bound = if t == tune::UNSET {
+            let bound = if t == threshold_cells::UNSET {
                 STREAM_MIN
             } else {
                 t.max(STREAM_MIN)

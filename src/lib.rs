@@ -91,6 +91,7 @@ pub mod page;
 pub mod policy;
 #[cfg(all(test, feature = "std"))]
 mod testutil;
+mod threshold_cells;
 mod thresholds;
 mod vector;
 

@@ -4,8 +4,8 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::cpu::tune;
 use crate::dispatch;
+use crate::threshold_cells;
 
 /// The size from which [`Mode::Auto`](crate::Mode::Auto) copies stream.
 ///
@@ -18,7 +18,7 @@ use crate::dispatch;
 /// ```
 pub fn nt_threshold() -> usize {
     dispatch::active();
-    tune::COPY_NT.load(Ordering::Relaxed)
+    threshold_cells::COPY_NT.load(Ordering::Relaxed)
 }
 
 /// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) copies stream, for the whole
@@ -26,7 +26,7 @@ pub fn nt_threshold() -> usize {
 /// `isize::MAX`; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::COPY_NT.store(tune::stored(bytes), Ordering::SeqCst);
+    threshold_cells::COPY_NT.store(threshold_cells::stored(bytes), Ordering::SeqCst);
     dispatch::refresh_bounds();
 }
 
@@ -36,14 +36,14 @@ pub fn set_nt_threshold(bytes: usize) {
 /// [`set_fill_nt_threshold`] overrides it.
 pub fn fill_nt_threshold() -> usize {
     dispatch::active();
-    tune::FILL_NT.load(Ordering::Relaxed)
+    threshold_cells::FILL_NT.load(Ordering::Relaxed)
 }
 
 /// Sets the size from which [`Mode::Auto`](crate::Mode::Auto) fills stream (`usize::MAX`:
 /// never; `usize::MAX - 1` reads back as `usize::MAX`).
 pub fn set_fill_nt_threshold(bytes: usize) {
     dispatch::active();
-    tune::FILL_NT.store(tune::stored(bytes), Ordering::SeqCst);
+    threshold_cells::FILL_NT.store(threshold_cells::stored(bytes), Ordering::SeqCst);
     dispatch::refresh_bounds();
 }
 
@@ -66,7 +66,7 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// ```
 pub fn fill_rep_threshold() -> usize {
     dispatch::active();
-    tune::FILL_REP.load(Ordering::Relaxed)
+    threshold_cells::FILL_REP.load(Ordering::Relaxed)
 }
 
 /// Sets [`fill_rep_threshold`] for the whole process (glibc's equivalent tunable is
@@ -76,7 +76,7 @@ pub fn fill_rep_threshold() -> usize {
 /// `usize::MAX` (both mean never).
 pub fn set_fill_rep_threshold(bytes: usize) {
     dispatch::active();
-    tune::FILL_REP.store(tune::stored(bytes), Ordering::Relaxed);
+    threshold_cells::FILL_REP.store(threshold_cells::stored(bytes), Ordering::Relaxed);
 }
 
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) copies (and `Auto` copies
@@ -98,7 +98,7 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 /// ```
 pub fn rep_movsb_threshold() -> usize {
     dispatch::active();
-    tune::REP_MOVSB.load(Ordering::Relaxed)
+    threshold_cells::REP_MOVSB.load(Ordering::Relaxed)
 }
 
 /// Sets [`rep_movsb_threshold`] for the whole process (glibc's equivalent tunable is
@@ -107,7 +107,7 @@ pub fn rep_movsb_threshold() -> usize {
 /// there too.
 pub fn set_rep_movsb_threshold(bytes: usize) {
     dispatch::active();
-    tune::REP_MOVSB.store(tune::stored(bytes), Ordering::Relaxed);
+    threshold_cells::REP_MOVSB.store(threshold_cells::stored(bytes), Ordering::Relaxed);
 }
 
 /// The unit tests' hold on the process-wide thresholds: `dispatch::TEST_THRESHOLDS` locked, and

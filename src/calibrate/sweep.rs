@@ -13,7 +13,8 @@ use super::result::{Outcome, Sweep};
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS, TIE};
 use super::{MAX_POINTS, MEMORY_BUDGET};
 use crate::backend::Kernels;
-use crate::cpu::{tune, Cpu};
+use crate::cpu::Cpu;
+use crate::threshold_cells;
 
 /// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).
 pub(super) const REP_BUDGET: Duration = Duration::from_millis(10);
@@ -401,15 +402,29 @@ pub(super) fn rep_sweeps(
     // SAFETY: `REP_EXTENT < MEMORY_BUDGET`, inside the destination mapping.
     unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT) };
     let end = t0.elapsed() + REP_BUDGET;
-    rep_sweep(movsb, &tune::REP_MOVSB, end, t0, &cold, |size, slot| {
-        // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
-        unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) }
-    });
+    rep_sweep(
+        movsb,
+        &threshold_cells::REP_MOVSB,
+        end,
+        t0,
+        &cold,
+        |size, slot| {
+            // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
+            unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) }
+        },
+    );
     let end = t0.elapsed() + REP_BUDGET;
-    rep_sweep(stosb, &tune::FILL_REP, end, t0, &cold, |size, slot| {
-        // SAFETY: as above.
-        unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) }
-    });
+    rep_sweep(
+        stosb,
+        &threshold_cells::FILL_REP,
+        end,
+        t0,
+        &cold,
+        |size, slot| {
+            // SAFETY: as above.
+            unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) }
+        },
+    );
 }
 
 /// Bytes one string-instruction round at `size` moves: four samples of [`REP_SAMPLE`] bytes

@@ -10,12 +10,7 @@
 //! `super::rules::rule`. The parser, the line, the report and the calibration's line follow the
 //! table.
 //!
-//! The thresholds are published in atomics here, read relaxed (the kernels read two of them;
-//! dispatch derives each mode's bound from the `Auto` two, `dispatch::copy_below`): every value
-//! is a valid setting, so a copy racing a setter runs with the old or the new one, both
-//! correct. They start `UNSET` and are filled once by dispatch's first call; before that no
-//! kernel runs (a kernel table is only handed out after detection), so a kernel never sees
-//! `UNSET` except as "never" (`usize::MAX`).
+//! The thresholds are published in atomic cells ([`crate::threshold_cells`]).
 //!
 //! Reading the environment neither allocates nor locks (an allocator may be the first caller):
 //! the values are parsed in place and a complaint is one `write(2)` from the stack (`super::env`).
@@ -27,34 +22,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use super::FlushOp;
-
-/// Not yet initialised (also "never" for a threshold: no length reaches it).
-///
-/// Not `usize::MAX`: that is a value callers set ("never"), and a first call still detecting on
-/// another thread would take it for unset and overwrite it with its default. Every threshold
-/// above `isize::MAX` means never (no length exceeds `isize::MAX`), so this one value is stored
-/// as `usize::MAX` instead ([`stored`]).
-pub(crate) const UNSET: usize = usize::MAX - 1;
-
-/// What a cell holds for a threshold of `bytes`: `bytes`, except `UNSET` (an equivalent
-/// "never") becomes `usize::MAX`.
-pub(crate) const fn stored(bytes: usize) -> usize {
-    if bytes == UNSET {
-        usize::MAX
-    } else {
-        bytes
-    }
-}
-/// From this many bytes `Auto` copies stream.
-pub(crate) static COPY_NT: AtomicUsize = AtomicUsize::new(UNSET);
-/// From this many bytes `Auto` fills stream.
-pub(crate) static FILL_NT: AtomicUsize = AtomicUsize::new(UNSET);
-/// From this many bytes `Temporal` fills use the CPU's string store (x86 `rep stosb`);
-/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::fill_temporal`.
-pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
-/// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
-/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
-pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
+use crate::threshold_cells::{stored, COPY_NT, FILL_NT, FILL_REP, REP_MOVSB, UNSET};
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything

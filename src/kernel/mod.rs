@@ -508,7 +508,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
         #[cfg(target_arch = "x86_64")]
         if len > 8 * V::BYTES
             && len >= 64
-            && len >= crate::cpu::tune::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
+            && len >= crate::threshold_cells::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
             && !aliases_4k(dst, src)
         {
             // `head < 64 <= len`: the 64-byte move covers it, then the string move runs from
@@ -560,7 +560,7 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
         #[cfg(target_arch = "x86_64")]
         if len > 8 * V::BYTES
             && len >= 64
-            && len >= crate::cpu::tune::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
+            && len >= crate::threshold_cells::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
         {
             // `head < 64 <= len`: the 64-byte store covers it, then the string store runs from
             // the aligned address to the end.

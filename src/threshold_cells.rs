@@ -1,0 +1,39 @@
+//! The published thresholds, one atomic cell each, read relaxed (the kernels read two of them;
+//! dispatch derives each mode's bound from the `Auto` two, `dispatch::copy_below`): every value
+//! is a valid setting, so a copy racing a setter runs with the old or the new one, both
+//! correct. They start `UNSET` and are filled once by dispatch's first call; before that no
+//! kernel runs (a kernel table is only handed out after detection), so a kernel never sees
+//! `UNSET` except as "never" (`usize::MAX`).
+//!
+//! A leaf below every layer that reads them, so the kernels reach their two without an arrow
+//! climbing to the record that writes them ([`crate::cpu::tune`]).
+
+use core::sync::atomic::AtomicUsize;
+
+/// Not yet initialised (also "never" for a threshold: no length reaches it).
+///
+/// Not `usize::MAX`: that is a value callers set ("never"), and a first call still detecting on
+/// another thread would take it for unset and overwrite it with its default. Every threshold
+/// above `isize::MAX` means never (no length exceeds `isize::MAX`), so this one value is stored
+/// as `usize::MAX` instead ([`stored`]).
+pub(crate) const UNSET: usize = usize::MAX - 1;
+
+/// What a cell holds for a threshold of `bytes`: `bytes`, except `UNSET` (an equivalent
+/// "never") becomes `usize::MAX`.
+pub(crate) const fn stored(bytes: usize) -> usize {
+    if bytes == UNSET {
+        usize::MAX
+    } else {
+        bytes
+    }
+}
+/// From this many bytes `Auto` copies stream.
+pub(crate) static COPY_NT: AtomicUsize = AtomicUsize::new(UNSET);
+/// From this many bytes `Auto` fills stream.
+pub(crate) static FILL_NT: AtomicUsize = AtomicUsize::new(UNSET);
+/// From this many bytes `Temporal` fills use the CPU's string store (x86 `rep stosb`);
+/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::fill_temporal`.
+pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
+/// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
+/// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
+pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
