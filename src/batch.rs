@@ -12,10 +12,10 @@
 use core::cell::Cell;
 use core::marker::PhantomData;
 
-use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
-use crate::backend::Kernels;
 use crate::copy::len_mismatch;
-use crate::cpu::engine::Engine;
+use crate::dispatch::engine::Engine;
+use crate::dispatch::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
+use crate::dispatch::table::Kernels;
 use crate::dispatch::{copy_below, fill_below, Unsupported};
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};

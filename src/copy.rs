@@ -3,7 +3,7 @@
 //! unfenced forms and [`fence`].
 //!
 //! Each resolves the caller's [`Mode`] for one call and hands the bytes to the active table
-//! (`dispatch`) through the one mapping from a store kind to a table entry (`backend::store`).
+//! (`dispatch`) through the one mapping from a store kind to a table entry (`dispatch::store`).
 //! They live here rather than in `lib.rs` so that the crate root stays its face (docs, `mod`
 //! lines, re-exports) and the layers point one way: the cursors, pages, checksum copies and
 //! batches above build on this module (and share its length check, [`len_mismatch`]), and
@@ -11,10 +11,10 @@
 //! table's temporal entry called from it) are measured in `docs/small-calls.md`; their
 //! `#[inline]` attributes are part of that design.
 
-use crate::backend::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
-use crate::backend::Kernels;
-use crate::cpu::engine::{Backend, Engine};
 use crate::cpu::FlushOp;
+use crate::dispatch::engine::{Backend, Engine};
+use crate::dispatch::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
+use crate::dispatch::table::Kernels;
 use crate::dispatch::{self, copy_below, fill_below, Unsupportable, Unsupported};
 use crate::kernel;
 use crate::mode::Mode;

@@ -75,7 +75,6 @@ extern crate std;
 // them, the one arrow that climbs on purpose, and how to check.
 #[path = "../arch/mod.rs"]
 mod arch;
-mod backend;
 mod batch;
 #[cfg(all(feature = "std", unix))]
 pub mod calibrate;
@@ -102,10 +101,10 @@ pub use copy::{
     copy, copy_raw, copy_raw_unfenced, copy_with, copy_with_engine, copy_with_flush, fence, fill,
     fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, zero,
 };
-pub use cpu::engine::{Backend, Edges, Engine};
-pub use cpu::rules::default_nt_threshold;
-pub use cpu::tune::Tuning;
 pub use cpu::{Caches, Cpu, Features, FlushOp};
+pub use dispatch::engine::{Backend, Edges, Engine};
+pub use dispatch::rules::default_nt_threshold;
+pub use dispatch::tune::Tuning;
 pub use dispatch::Unsupported;
 pub use dispatch::{cpu, engine, tuning};
 pub use mode::{Mode, UnknownMode};

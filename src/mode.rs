@@ -9,7 +9,7 @@ use core::fmt;
 use core::str::FromStr;
 use core::sync::atomic::Ordering;
 
-pub(crate) use crate::backend::store::Store;
+pub(crate) use crate::dispatch::store::Store;
 use crate::dispatch::{self, copy_below, index, Bounds};
 
 /// The cache policy of one copy or fill.

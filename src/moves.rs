@@ -28,8 +28,8 @@
 
 use core::ops::{Bound, RangeBounds};
 
-use crate::backend::Kernels;
-use crate::cpu::engine::Engine;
+use crate::dispatch::engine::Engine;
+use crate::dispatch::table::Kernels;
 use crate::dispatch::{self, copy_below, Unsupported};
 use crate::kernel::small;
 use crate::mode::{Mode, Store};

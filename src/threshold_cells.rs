@@ -6,7 +6,7 @@
 //! `UNSET` except as "never" (`usize::MAX`).
 //!
 //! A leaf below every layer that reads them, so the kernels reach their two without an arrow
-//! climbing to the record that writes them ([`crate::cpu::tune`]).
+//! climbing to the record that writes them ([`crate::dispatch::tune`]).
 
 use core::sync::atomic::AtomicUsize;
 

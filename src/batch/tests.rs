@@ -7,14 +7,14 @@ use std::vec;
 use std::vec::Vec;
 
 use super::batch_on;
-use crate::backend::Kernels;
+use crate::dispatch::table::Kernels;
 use crate::iter::{Dest, IoVec, IoVecMut, Source};
 use crate::mode::Mode;
 use crate::testutil::{all_bytes, pattern};
 use crate::{arch, net};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
-    crate::backend::variants(&crate::arch::detect().features)
+    crate::dispatch::table::variants(&crate::arch::detect().features)
 }
 
 /// Lengths around every kernel boundary, the streaming minimum and a frame, several lines.

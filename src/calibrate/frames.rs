@@ -17,10 +17,10 @@ use super::result::{
     MAX_ENGINES, SETS,
 };
 use super::stats::{side, Side, TIE};
-use crate::backend::store::{copy_on, copy_unfenced_on, fill_on, Store};
-use crate::backend::{self, Kernels, NAMES};
-use crate::cpu::engine::{self, Backend, Edges, Engine};
 use crate::cpu::Cpu;
+use crate::dispatch::engine::{self, Backend, Edges, Engine};
+use crate::dispatch::store::{copy_on, copy_unfenced_on, fill_on, Store};
+use crate::dispatch::table::{self, Kernels, NAMES};
 use crate::net::layout::{HEADER as HDR, PAYLOAD, SLOT};
 
 /// The most the engine measurement may take; it stops starting rounds past it (a round that
@@ -117,7 +117,7 @@ pub(super) fn calls(nt: bool, out: &mut [Call; MAX_SHAPES]) -> usize {
 pub(super) fn engine_candidates(cpu: &Cpu, rule: Engine, out: &mut [Engine; MAX_ENGINES]) -> usize {
     out[0] = rule;
     let mut n = 1;
-    for e in engine::candidates(&NAMES[..backend::runnable(&cpu.features)]) {
+    for e in engine::candidates(&NAMES[..table::runnable(&cpu.features)]) {
         if e != rule && n < MAX_ENGINES {
             out[n] = e;
             n += 1;
@@ -204,7 +204,7 @@ fn gain(sets: &[Evidence]) -> f64 {
 /// Measures every candidate engine against the rule's, in paired rounds, each candidate, job
 /// and working set on buffers of its own, and settles which the jobs take. See the module docs.
 pub(super) fn engine_check(cpu: &Cpu, budget: Duration) -> EngineCheck {
-    let widest = NAMES[backend::runnable(&cpu.features) - 1];
+    let widest = NAMES[table::runnable(&cpu.features) - 1];
     let rule = engine::rule(cpu, widest).0;
     let mut engines = [rule; MAX_ENGINES];
     let n = engine_candidates(cpu, rule, &mut engines);
@@ -222,7 +222,7 @@ pub(super) fn engine_check(cpu: &Cpu, budget: Duration) -> EngineCheck {
     };
     let kernels: [Option<&'static Kernels>; MAX_ENGINES] = core::array::from_fn(|i| {
         if i < n {
-            backend::composed(engines[i])
+            table::composed(engines[i])
         } else {
             None
         }

@@ -51,9 +51,9 @@ use core::time::Duration;
 
 use std::time::Instant;
 
-use crate::backend::Kernels;
-use crate::cpu::tune::Tuning;
 use crate::dispatch;
+use crate::dispatch::table::Kernels;
+use crate::dispatch::tune::Tuning;
 
 mod arena;
 mod frames;

@@ -7,9 +7,9 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{BUDGET, MAX_POINTS, MEMORY_BUDGET};
-use crate::cpu::engine::Engine;
-use crate::cpu::tune::{self, Tuning};
 use crate::dispatch;
+use crate::dispatch::engine::Engine;
+use crate::dispatch::tune::{self, Tuning};
 
 /// One size a sweep measured.
 #[derive(Clone, Copy, Debug, PartialEq)]

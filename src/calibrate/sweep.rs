@@ -12,8 +12,8 @@ use super::result::Point;
 use super::result::{Outcome, Sweep};
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS, TIE};
 use super::{MAX_POINTS, MEMORY_BUDGET};
-use crate::backend::Kernels;
 use crate::cpu::Cpu;
+use crate::dispatch::table::Kernels;
 use crate::threshold_cells;
 
 /// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).

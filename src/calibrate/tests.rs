@@ -9,9 +9,9 @@ use super::result::{
 use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS};
 use super::sweep::{hot_round, hot_runs, nt_guard, nt_sizes, rep_decide, HOT_SAMPLE};
 use super::*;
-use crate::backend::NAMES;
-use crate::cpu::engine::{Backend, Edges, Engine};
-use crate::cpu::tune;
+use crate::dispatch::engine::{Backend, Edges, Engine};
+use crate::dispatch::table::NAMES;
+use crate::dispatch::tune;
 use crate::dispatch::tuning;
 use crate::thresholds::{fill_rep_threshold, rep_movsb_threshold};
 use std::vec::Vec;

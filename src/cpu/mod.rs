@@ -7,11 +7,7 @@ use core::fmt;
 // x86 records replay on any host).
 #[cfg(any(target_arch = "x86_64", all(test, feature = "std")))]
 pub(crate) mod cpuid;
-pub(crate) mod engine;
-pub(crate) mod env;
 pub(crate) mod page;
-pub(crate) mod rules;
-pub(crate) mod tune;
 #[cfg(all(test, feature = "std"))]
 mod zoo;
 

@@ -3,9 +3,9 @@
 use super::seg::{Bvecs, Iovecs, Table, Ubuf};
 use super::{Cursor, Direction, Segs};
 use crate::arch::STREAM_LINE;
-use crate::backend::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on, Store};
-use crate::backend::Kernels;
 use crate::cpu::FlushOp;
+use crate::dispatch::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on, Store};
+use crate::dispatch::table::Kernels;
 use crate::kernel::gather::{At, Gather, Seg};
 use crate::kernel::sum::{block_add, fold16, short, Plain, SHORT};
 use crate::kernel::{copy_inline, INLINE_COPY};
@@ -75,7 +75,7 @@ impl<D: Direction> Cursor<'_, D> {
 
 /// How one call stores, as a type: [`Temporal`], [`NonTemporal`] or [`FlushCache`]. The steps
 /// are generic over it, so each mode has its own loop and no per-segment mode branch. Which
-/// kernel entry runs a piece is `backend::store`'s one mapping (its unfenced forms), reached
+/// kernel entry runs a piece is `dispatch::store`'s one mapping (its unfenced forms), reached
 /// through [`Kind::store`], a constant per type once inlined; a kind adds only what a cursor
 /// step does differently: which short pieces it does inline, without the table's call.
 pub(crate) trait Kind {

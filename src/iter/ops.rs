@@ -4,7 +4,7 @@ use core::fmt;
 
 use super::engine::{by_kind, gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
-use crate::backend::Kernels;
+use crate::dispatch::table::Kernels;
 use crate::dispatch::{self, copy_below, fill_below};
 use crate::mode::Mode;
 use crate::mode::Store;

@@ -11,12 +11,12 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 
 use super::ops::{copy_from_iter_on, copy_iter_on, copy_to_iter_on, full, zero_iter_on};
 use super::*;
-use crate::backend::Kernels;
+use crate::dispatch::table::Kernels;
 use crate::mode::Mode;
 use crate::testutil::{all_bytes, carve_mut};
 
 fn backends() -> impl Iterator<Item = &'static Kernels> {
-    crate::backend::variants(&crate::arch::detect().features)
+    crate::dispatch::table::variants(&crate::arch::detect().features)
 }
 
 /// The (backend, mode) pairs of the kunit ports: every pair natively; under Miri (which

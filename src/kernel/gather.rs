@@ -1,5 +1,5 @@
 //! Unfenced streaming pieces for the scatter-gather cursors, generic over [`Vector`] like the
-//! rest of [`crate::kernel`] and stamped into every backend's table by `crate::backend`.
+//! rest of [`crate::kernel`] and stamped into every backend's table by `crate::dispatch::table`.
 //!
 //! A cursor copy stores many pieces and fences once per call, not once per piece: an `sfence`
 //! after each 1500-byte segment would serialise the write-combining buffers every segment.

@@ -2,7 +2,7 @@
 //! ([`ByteSource`]: memory for copies, a splatted byte for fills) and the store kind (one
 //! function per cache mode). Beside it, the two other algorithms written once for every
 //! register: the unfenced pieces of the scatter-gather cursors ([`gather`]) and the checksum
-//! loop ([`sum`]). `crate::backend` instantiates all three per register type.
+//! loop ([`sum`]). `crate::dispatch::table` instantiates all three per register type.
 //!
 //! Shape, for a register of `W` bytes:
 //! - `len < 16`: two overlapping scalar moves (8, 4, 2 or 1 bytes), no byte loop;

@@ -9,7 +9,7 @@ use std::vec::Vec;
 use super::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
 use crate::arch;
 use crate::batch::batch;
-use crate::cpu::engine::Engine;
+use crate::dispatch::engine::Engine;
 use crate::fence;
 use crate::kernel::STREAM_MIN;
 use crate::mode::Mode;

@@ -7,9 +7,9 @@
 //! sums this crate returns are always folded to at most `0xffff` (zero only for all-zero data), so
 //! every backend returns the same value; any `u32` is accepted as input.
 
-use crate::backend::store::csum_copy_on;
-use crate::backend::Backend;
 use crate::copy::len_mismatch;
+use crate::dispatch::engine::Backend;
+use crate::dispatch::store::csum_copy_on;
 use crate::dispatch::{self, copy_below, Unsupported};
 use crate::mode::Mode;
 

@@ -4,7 +4,7 @@
 //! A streaming gather goes through the cursors' line-once writer (`kernel::gather`), summing
 //! as it writes.
 
-use crate::backend::Kernels;
+use crate::dispatch::table::Kernels;
 use crate::dispatch::{self, copy_below};
 use crate::iter::{Dest, Source};
 use crate::mode::Mode;

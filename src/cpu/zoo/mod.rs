@@ -25,8 +25,8 @@ use std::{format, vec};
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 
 use super::cpuid::{self, Os};
-use super::engine::{self, Backend};
 use super::{Caches, Cpu, Features, Text};
+use crate::dispatch::engine::{self, Backend};
 use records::ZOO;
 
 /// One CPU of the zoo.
@@ -510,7 +510,7 @@ fn every_record_gets_its_documented_choices() {
     for r in ZOO {
         let cpu = detect(r);
         let widest = widest(&cpu);
-        let tuning = super::rules::rule(&cpu, widest);
+        let tuning = crate::dispatch::rules::rule(&cpu, widest);
         let (_, reason) = engine::rule(&cpu, widest);
         let got = fields(&tuning.to_string());
         let mut want: Vec<(String, String, &Expect)> = vec![];
@@ -587,8 +587,8 @@ fn the_rules_never_read_the_legacy_leaf() {
         let other = cpuid::decode(Dump(Rc::new(l)), Os::Xcr0(xcr0));
         assert_eq!(other, cpu, "{}", r.name);
         assert_eq!(
-            super::rules::rule(&other, widest(&other)),
-            super::rules::rule(&cpu, widest(&cpu)),
+            crate::dispatch::rules::rule(&other, widest(&other)),
+            crate::dispatch::rules::rule(&cpu, widest(&cpu)),
             "{}",
             r.name
         );
@@ -602,7 +602,7 @@ fn the_rules_never_read_the_legacy_leaf() {
 fn word_builds_decide_by_the_word_backend() {
     for r in ZOO {
         let cpu = detect(r);
-        let t = super::rules::rule(&cpu, Backend::Generic);
+        let t = crate::dispatch::rules::rule(&cpu, Backend::Generic);
         assert_eq!(
             t.engine,
             engine::Engine::uniform(Backend::Generic),

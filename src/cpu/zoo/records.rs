@@ -22,7 +22,7 @@ const fn e(line: &'static str, why: Why) -> Expect {
 
 const ENGINE_DOC: &str = "docs/engine.md";
 const PERF: &str = "docs/performance.md";
-const RULES: &str = "src/cpu/rules.rs";
+const RULES: &str = "src/dispatch/rules.rs";
 
 /// The flush instruction: the first of `clwb`, `clflushopt`, `clflush` (arm64 `dc cvap`, else
 /// `dc cvac`) the CPU has. A design rule; no run compared the instructions.

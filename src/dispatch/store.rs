@@ -4,7 +4,7 @@
 //! API, batches, checksum copies, calibration) goes through these, so a new store kind or
 //! table entry changes one match here.
 
-use super::Kernels;
+use super::table::Kernels;
 use crate::arch;
 use crate::cpu::FlushOp;
 

@@ -4,7 +4,7 @@
 
 use super::engine::{self, Backend};
 use super::tune::Tuning;
-use super::Cpu;
+use crate::cpu::Cpu;
 
 /// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
 /// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the

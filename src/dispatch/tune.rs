@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
-use super::FlushOp;
+use crate::cpu::FlushOp;
 use crate::threshold_cells::{stored, COPY_NT, FILL_NT, FILL_REP, REP_MOVSB, UNSET};
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`

@@ -6,13 +6,10 @@
 //! nothing of tables, `kernel` is generic and knows nothing of backends, and dispatch picks a
 //! table from [`BACKENDS`] without knowing how it was made.
 
-pub use crate::cpu::engine::Backend;
-use crate::cpu::engine::{Edges, Engine};
+use super::engine::{Backend, Edges, Engine};
 use crate::cpu::Features;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::{At, Gather, Seg};
-
-pub(crate) mod store;
 
 /// One engine's entry points, one per store kind, for copy, fill and checksum-and-copy: a
 /// register set's own table ([`VARIANTS`]), or one composed of two of them ([`composed`]).

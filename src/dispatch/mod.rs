@@ -6,18 +6,24 @@
 //! plain `mov` on x86_64), a predicted branch and the indirect call. A table rather than a
 //! function pointer per routine keeps the sixteen entry points of one backend together.
 
+pub(crate) mod engine;
+pub(crate) mod env;
+pub(crate) mod rules;
+pub(crate) mod store;
+pub(crate) mod table;
+pub(crate) mod tune;
+
 use core::fmt;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch;
-use crate::backend::{self, Backend, Kernels, BACKENDS, NAMES, POSITION};
-use crate::cpu::engine::{self, Engine};
-use crate::cpu::rules;
-use crate::cpu::tune::{Runs, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::STREAM_MIN;
 use crate::threshold_cells;
+use engine::{Backend, Engine};
+use table::{Kernels, BACKENDS, NAMES, POSITION};
+use tune::{Runs, Tuning};
 
 impl Backend {
     /// The backend of the active engine's streaming job ([`Engine::stream`]); see
@@ -73,7 +79,7 @@ impl Engine {
     /// assert!(!why.is_empty());
     /// ```
     pub fn rule(cpu: &Cpu) -> (Engine, &'static str) {
-        let n = backend::runnable(&cpu.features);
+        let n = table::runnable(&cpu.features);
         engine::rule(cpu, BACKENDS[n - 1].engine.stream)
     }
 
@@ -107,7 +113,7 @@ impl Engine {
                 return Err(Unsupported(Unsupportable::Backend(b)));
             }
         }
-        backend::composed(self).ok_or(Unsupported(Unsupportable::Backend(self.stream)))
+        table::composed(self).ok_or(Unsupported(Unsupportable::Backend(self.stream)))
     }
 }
 
@@ -228,7 +234,7 @@ static PUBLISHED: Published = Published {
 static BOOTSTRAP: Kernels = Kernels {
     copy_temporal: bootstrap_copy,
     fill_temporal: bootstrap_fill,
-    moves: backend::MoveKernels {
+    moves: table::MoveKernels {
         temporal: bootstrap_move,
         ..BACKENDS[0].moves
     },
@@ -392,7 +398,7 @@ pub(crate) fn flush_supported(op: FlushOp) -> bool {
 #[inline(never)]
 fn init() -> &'static Kernels {
     let cpu = arch::detect();
-    let n = backend::runnable(&cpu.features);
+    let n = table::runnable(&cpu.features);
     SUPPORTED.store(n, Ordering::Relaxed);
     ENGINES.store(runnable_engines(n), Ordering::Relaxed);
     let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
@@ -443,7 +449,7 @@ pub(crate) fn publish(t: &Tuning, first: bool) -> &'static Kernels {
     refresh_bounds();
     let n = SUPPORTED.load(Ordering::Relaxed);
     // Both backends are runnable (checked as each field was read), so the table exists.
-    let chosen = backend::composed(t.engine).unwrap_or(BACKENDS[n - 1]);
+    let chosen = table::composed(t.engine).unwrap_or(BACKENDS[n - 1]);
     PUBLISHED
         .table
         .store(ptr::from_ref(chosen).cast_mut(), Ordering::Release);
