@@ -14,8 +14,9 @@
 use crate::cpu::FlushOp;
 use crate::dispatch::engine::{Backend, Engine};
 use crate::dispatch::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
+use crate::dispatch::supported::{Unsupportable, Unsupported};
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below, fill_below, Unsupportable, Unsupported};
+use crate::dispatch::{self, copy_below, fill_below};
 use crate::kernel;
 use crate::mode::Mode;
 

@@ -69,10 +69,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-// Layers, each using only those above it in this list (docs/layout.md):
-
-// The modules form one-way layers, each using only the ones below it; docs/layout.md lists
-// them, the one arrow that climbs on purpose, and how to check.
+// The modules form one-way layers, each using only the ones below it: docs/layout.md lists
+// them and says how to check.
 #[path = "../arch/mod.rs"]
 mod arch;
 mod batch;
@@ -104,8 +102,8 @@ pub use copy::{
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::engine::{Backend, Edges, Engine};
 pub use dispatch::rules::default_nt_threshold;
+pub use dispatch::supported::Unsupported;
 pub use dispatch::tune::Tuning;
-pub use dispatch::Unsupported;
 pub use dispatch::{cpu, engine, tuning};
 pub use mode::{Mode, UnknownMode};
 pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};

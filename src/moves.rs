@@ -29,8 +29,9 @@
 use core::ops::{Bound, RangeBounds};
 
 use crate::dispatch::engine::Engine;
+use crate::dispatch::supported::Unsupported;
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below, Unsupported};
+use crate::dispatch::{self, copy_below};
 use crate::kernel::small;
 use crate::mode::{Mode, Store};
 

@@ -1,19 +1,27 @@
-//! Run-time dispatch: detect once, lock-free, then one indirect call per copy.
+//! Dispatch: which code runs on this CPU, chosen once, then one indirect call per copy.
 //!
-//! The active table starts null; the first call (from any number of racing threads) detects the CPU,
-//! publishes the chosen backend's table with a release store and returns it. Every racer computes
-//! the same answer, so a lost race only repeats detection. Later calls are one acquire load (a
-//! plain `mov` on x86_64), a predicted branch and the indirect call. A table rather than a
-//! function pointer per routine keeps the sixteen entry points of one backend together.
+//! The folder holds everything about that choice, bottom up: what an engine is ([`engine`]:
+//! `Backend`, `Edges`, `Engine`), the kernel tables this target compiles ([`table`]) and the one
+//! mapping from a store kind to a table entry ([`store`]), the environment reader ([`env`]),
+//! the per-CPU record and its parser ([`tune`]), the built-in rules ([`rules`]); this file,
+//! which detects and publishes; and what this CPU runs, asked of what was published
+//! ([`supported`]).
+//!
+//! Until the first detection the published table is a bootstrap table whose temporal entries
+//! detect first; the first call (from any number of racing threads) detects the CPU, publishes
+//! the chosen engine's table with a release store and returns it. Every racer computes the same
+//! answer, so a lost race only repeats detection. Later calls are one acquire load (a plain
+//! `mov` on x86_64) and the indirect call. A table rather than a function pointer per routine
+//! keeps the entry points of one engine together.
 
 pub(crate) mod engine;
 pub(crate) mod env;
 pub(crate) mod rules;
 pub(crate) mod store;
+pub(crate) mod supported;
 pub(crate) mod table;
 pub(crate) mod tune;
 
-use core::fmt;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
@@ -22,100 +30,8 @@ use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::STREAM_MIN;
 use crate::threshold_cells;
 use engine::{Backend, Engine};
-use table::{Kernels, BACKENDS, NAMES, POSITION};
+use table::{Kernels, BACKENDS, NAMES};
 use tune::{Runs, Tuning};
-
-impl Backend {
-    /// The backend of the active engine's streaming job ([`Engine::stream`]); see
-    /// [`engine()`](crate::engine()) for every job. The engine's rule for this CPU picks it,
-    /// unless `CACHECOPY_BACKEND` or `CACHECOPY_ENGINE` chose another (with `std`).
-    ///
-    /// ```
-    /// assert!(cachecopy::Backend::supported().contains(&cachecopy::Backend::active()));
-    /// ```
-    pub fn active() -> Backend {
-        active().engine.stream
-    }
-
-    /// Every backend this CPU can run, best last.
-    pub fn supported() -> &'static [Backend] {
-        active();
-        &NAMES[..SUPPORTED.load(Ordering::Relaxed)]
-    }
-
-    /// This backend's kernels, if this CPU runs it.
-    /// One table lookup (this sits on the path of every `copy_with`, `fill_with` and cursor op).
-    #[inline]
-    pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
-        active();
-        let i = POSITION[self as usize] as usize;
-        if i < SUPPORTED.load(Ordering::Relaxed) {
-            Ok(BACKENDS[i])
-        } else {
-            Err(Unsupported(Unsupportable::Backend(self)))
-        }
-    }
-}
-
-/// Returned by the `*_with` functions when this CPU cannot run the requested backend or flush
-/// instruction. Nothing was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub(crate) Unsupportable);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Unsupportable {
-    Backend(Backend),
-    Flush(FlushOp),
-}
-
-impl Engine {
-    /// The built-in engine for `cpu` (what dispatch runs when no variable overrides it), and
-    /// the rule that chose it, citing its evidence (`docs/engine.md`).
-    ///
-    /// ```
-    /// let cpu = cachecopy::cpu();
-    /// let (engine, why) = cachecopy::Engine::rule(&cpu);
-    /// assert!(cachecopy::Engine::supported().contains(&engine));
-    /// assert!(!why.is_empty());
-    /// ```
-    pub fn rule(cpu: &Cpu) -> (Engine, &'static str) {
-        let n = table::runnable(&cpu.features);
-        engine::rule(cpu, BACKENDS[n - 1].engine.stream)
-    }
-
-    /// The engines worth comparing on this CPU (the report's section 7b, `calibrate()`'s
-    /// engine check, `examples/store_probe`): each vector register set it runs alone, AVX-512
-    /// with either edge store. The word backend is left out (no vector stores).
-    ///
-    /// ```
-    /// let c: Vec<_> = cachecopy::Engine::candidates().collect();
-    /// assert!(c.iter().all(|e| e.temporal == e.stream && cachecopy::Engine::supported().contains(e)));
-    /// ```
-    pub fn candidates() -> impl Iterator<Item = Engine> {
-        active();
-        engine::candidates(&NAMES[..SUPPORTED.load(Ordering::Relaxed)])
-    }
-
-    /// Every engine this CPU runs: each pair of supported backends for the two jobs, with each
-    /// edge store that differs (AVX-512: masked and overlapping). For tests and comparisons.
-    pub fn supported() -> &'static [Engine] {
-        active();
-        &SUPPORTED_ENGINES[..ENGINES.load(Ordering::Relaxed)]
-    }
-
-    /// This engine's table, if this CPU runs it.
-    #[inline]
-    pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
-        active();
-        let n = SUPPORTED.load(Ordering::Relaxed);
-        for b in [self.temporal, self.stream] {
-            if POSITION[b as usize] as usize >= n {
-                return Err(Unsupported(Unsupportable::Backend(b)));
-            }
-        }
-        table::composed(self).ok_or(Unsupported(Unsupportable::Backend(self.stream)))
-    }
-}
 
 /// Detects the CPU: features (with the OS state they need), cache geometry and the flush
 /// instruction.
@@ -143,73 +59,12 @@ pub fn engine() -> Engine {
     active().engine
 }
 
-/// Every engine [`Engine::supported`] can list, in a fixed order (the runnable ones first once
-/// detection has sorted them in).
-static SUPPORTED_ENGINES: [Engine; 2 * BACKENDS.len() * BACKENDS.len()] = ENGINE_LIST.0;
-
-/// [`SUPPORTED_ENGINES`] and how many of its entries are filled.
-const ENGINE_LIST: ([Engine; 2 * BACKENDS.len() * BACKENDS.len()], usize) = {
-    let mut out = [Engine::uniform(Backend::Generic); 2 * BACKENDS.len() * BACKENDS.len()];
-    let mut i = 0;
-    // Runnable prefixes of `BACKENDS` nest, so listing by the larger position first puts every
-    // engine a CPU with `n` backends runs before every one it does not: `(t, s)` pairs with
-    // `max(t, s) < n` come first.
-    let mut m = 0;
-    while m < BACKENDS.len() {
-        let mut t = 0;
-        while t <= m {
-            let mut s = 0;
-            while s <= m {
-                if t == m || s == m {
-                    let (tb, sb) = (NAMES[t], NAMES[s]);
-                    out[i] = Engine::new(tb, sb, engine::Edges::Masked);
-                    i += 1;
-                    if matches!(tb, Backend::Avx512) || matches!(sb, Backend::Avx512) {
-                        out[i] = Engine::new(tb, sb, engine::Edges::Overlap);
-                        i += 1;
-                    }
-                }
-                s += 1;
-            }
-            t += 1;
-        }
-        m += 1;
-    }
-    (out, i)
-};
-
-/// How many engines of [`SUPPORTED_ENGINES`] this CPU runs.
-static ENGINES: AtomicUsize = AtomicUsize::new(1);
-
-/// How many of [`SUPPORTED_ENGINES`] a CPU running the first `n` backends runs.
-fn runnable_engines(n: usize) -> usize {
-    SUPPORTED_ENGINES[..ENGINE_LIST.1]
-        .iter()
-        .take_while(|e| {
-            POSITION[e.temporal as usize] < n as u8 && POSITION[e.stream as usize] < n as u8
-        })
-        .count()
-}
-
-impl fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Unsupportable::Backend(b) => write!(f, "the {b} backend is not supported by this CPU"),
-            Unsupportable::Flush(op) => {
-                write!(f, "the {op} instruction is not supported by this CPU")
-            }
-        }
-    }
-}
-
-impl core::error::Error for Unsupported {}
-
 /// What every call reads: the active table, and below how many bytes each mode stores
 /// temporally (copies and moves, fills). One static, so that an entry point inlined at a call
 /// site in another crate reaches the table and a bound from one address (one GOT entry: the
 /// bound is then one compare with a memory operand beside the table's load).
 struct Published {
-    /// The active backend's table; null until detection has published it.
+    /// The active engine's table; [`BOOTSTRAP`] until detection has published it.
     table: AtomicPtr<Kernels>,
     /// See [`copy_below`].
     copy: Bounds,
@@ -354,7 +209,10 @@ pub(crate) fn refresh_bounds() {
 #[cfg(all(test, feature = "std"))]
 pub(crate) static TEST_THRESHOLDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// How many entries of [`BACKENDS`] this CPU runs.
 static SUPPORTED: AtomicUsize = AtomicUsize::new(1);
+/// How many engines of [`table::SUPPORTED_ENGINES`] this CPU runs.
+static ENGINES: AtomicUsize = AtomicUsize::new(1);
 static FLUSH: AtomicU8 = AtomicU8::new(0);
 static FLUSH_SUPPORTED: AtomicU8 = AtomicU8::new(0);
 
@@ -381,6 +239,19 @@ pub(crate) fn detected() -> &'static Kernels {
     unsafe { &*PUBLISHED.table.load(Ordering::Acquire) }
 }
 
+/// The backends this CPU runs, best last (detecting on first use).
+#[inline(always)]
+pub(crate) fn backends() -> &'static [Backend] {
+    active();
+    &NAMES[..SUPPORTED.load(Ordering::Relaxed)]
+}
+
+/// The engines this CPU runs (detecting on first use).
+pub(crate) fn engines() -> &'static [Engine] {
+    active();
+    &table::SUPPORTED_ENGINES[..ENGINES.load(Ordering::Relaxed)]
+}
+
 /// The flush instruction flush-cache copies use.
 #[inline(always)]
 pub(crate) fn flush_op() -> FlushOp {
@@ -400,7 +271,7 @@ fn init() -> &'static Kernels {
     let cpu = arch::detect();
     let n = table::runnable(&cpu.features);
     SUPPORTED.store(n, Ordering::Relaxed);
-    ENGINES.store(runnable_engines(n), Ordering::Relaxed);
+    ENGINES.store(table::runnable_engines(n), Ordering::Relaxed);
     let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
     FLUSH_SUPPORTED.store(mask, Ordering::Relaxed);
     let runs = Runs {

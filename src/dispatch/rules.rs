@@ -2,9 +2,26 @@
 //! with the run that justifies it (`docs/machines/`). [`rule`] gathers them into the record
 //! ([`Tuning`]) that the environment then refines (`super::tune`).
 
-use super::engine::{self, Backend};
+use super::engine::{self, Backend, Engine};
+use super::table;
 use super::tune::Tuning;
 use crate::cpu::Cpu;
+
+impl Engine {
+    /// The built-in engine for `cpu` (what dispatch runs when no variable overrides it), and
+    /// the rule that chose it, citing its evidence (`docs/engine.md`).
+    ///
+    /// ```
+    /// let cpu = cachecopy::cpu();
+    /// let (engine, why) = cachecopy::Engine::rule(&cpu);
+    /// assert!(cachecopy::Engine::supported().contains(&engine));
+    /// assert!(!why.is_empty());
+    /// ```
+    pub fn rule(cpu: &Cpu) -> (Engine, &'static str) {
+        let n = table::runnable(&cpu.features);
+        engine::rule(cpu, table::BACKENDS[n - 1].engine.stream)
+    }
+}
 
 /// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
 /// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the

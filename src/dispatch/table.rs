@@ -266,6 +266,51 @@ pub(crate) static POSITION: [u8; Backend::ALL.len()] = {
     pos
 };
 
+/// Every engine [`Engine::supported`](crate::Engine::supported) can list, in a fixed order (the runnable ones first once
+/// detection has sorted them in).
+pub(crate) static SUPPORTED_ENGINES: [Engine; 2 * BACKENDS.len() * BACKENDS.len()] = ENGINE_LIST.0;
+
+/// [`SUPPORTED_ENGINES`] and how many of its entries are filled.
+const ENGINE_LIST: ([Engine; 2 * BACKENDS.len() * BACKENDS.len()], usize) = {
+    let mut out = [Engine::uniform(Backend::Generic); 2 * BACKENDS.len() * BACKENDS.len()];
+    let mut i = 0;
+    // Runnable prefixes of `BACKENDS` nest, so listing by the larger position first puts every
+    // engine a CPU with `n` backends runs before every one it does not: `(t, s)` pairs with
+    // `max(t, s) < n` come first.
+    let mut m = 0;
+    while m < BACKENDS.len() {
+        let mut t = 0;
+        while t <= m {
+            let mut s = 0;
+            while s <= m {
+                if t == m || s == m {
+                    let (tb, sb) = (NAMES[t], NAMES[s]);
+                    out[i] = Engine::new(tb, sb, Edges::Masked);
+                    i += 1;
+                    if matches!(tb, Backend::Avx512) || matches!(sb, Backend::Avx512) {
+                        out[i] = Engine::new(tb, sb, Edges::Overlap);
+                        i += 1;
+                    }
+                }
+                s += 1;
+            }
+            t += 1;
+        }
+        m += 1;
+    }
+    (out, i)
+};
+
+/// How many of [`SUPPORTED_ENGINES`] a CPU running the first `n` backends runs.
+pub(crate) fn runnable_engines(n: usize) -> usize {
+    SUPPORTED_ENGINES[..ENGINE_LIST.1]
+        .iter()
+        .take_while(|e| {
+            POSITION[e.temporal as usize] < n as u8 && POSITION[e.stream as usize] < n as u8
+        })
+        .count()
+}
+
 /// The table for `engine`, if this target compiles its backends: the temporal job's entry points
 /// from `engine.temporal`'s table, the streaming job's from `engine.stream`'s, each with
 /// `engine.edges` (see [`crate::engine`]). Whether the CPU runs it is the caller's check.
