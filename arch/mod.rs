@@ -1,7 +1,7 @@
 //! Per-ISA leaves: register types with their [`Vector`](crate::vector::Vector) and
 //! [`Checksum`](crate::vector::Checksum) impls, fences, cache-maintenance instructions and
 //! feature detection. Nothing here knows about modes, backend tables, dispatch or cursors:
-//! `src/backend.rs` instantiates the one algorithm for the registers named here.
+//! `src/dispatch/table.rs` instantiates the one algorithm for the registers named here.
 //!
 //! Each target module provides the same items:
 //! - its register types (`Sse2`, `Avx2`, `Avx512` on x86_64, `Neon` on aarch64; the portable
@@ -17,7 +17,9 @@
 /// `line` of every `$step`-byte line holding a byte of `$p..$p + $len` (`$step` a power of two),
 /// in address order: the walk of each target's `prefetch_write` and `flush_range`. Miri runs no
 /// inline assembly: there the walk is all that remains. Expands to `unsafe` assembly: the
-/// caller's `// SAFETY:` comment covers `$insn` on every such line.
+/// caller's `// SAFETY:` comment covers `$insn` on every such line. Only the targets with inline
+/// cache instructions (`x86_64`, `aarch64`) have a use for it.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! each_line {
     ($p:expr, $len:expr, $step:expr, $insn:literal $(, $opt:ident)*) => {{
         let step: usize = $step;
