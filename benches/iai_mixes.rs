@@ -1,0 +1,236 @@
+//! Instructions and branch mispredictions (callgrind, `--branch-sim=yes`) of a sequence of 1000
+//! calls whose size, alignment and overlap change every call: the fleet-wide distributions
+//! Google's Fleetbench publishes (Apache-2.0; `cachecopy_arena::mix`) and sizes uniform in
+//! 0-64 B, in a 64 KiB buffer. `copy_raw`, `fill_raw` and `move_raw` in `Temporal` and `Auto`
+//! (the mode a constant) and `Auto` (a value loaded at every call, as a per-socket policy)
+//! beside glibc's `memcpy`, `memset` and `memmove` called through a pointer, and a harness that
+//! calls an empty function the same way (the loop's own cost, to subtract). Every count ÷ 1000 is
+//! per call: `Bc`/`Bcm` are conditional branches and their mispredictions under callgrind's
+//! simple predictor model, `Bi`/`Bim` indirect ones. docs/small-calls.md keeps the figures.
+//!
+//! `cargo bench --bench iai_mixes` (needs `iai-callgrind-runner` 0.16.1 on PATH).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use cachecopy::Mode;
+use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
+use iai_callgrind::{
+    library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
+};
+
+/// Calls per sequence: every count ÷ this is per call.
+const CALLS: usize = 1000;
+/// The buffer the calls land in.
+const REGION: usize = 64 << 10;
+
+/// A buffer and the calls into it; not measured.
+fn input(op: Op, sizes: Sizes) -> (Vec<u8>, Vec<Call>) {
+    let seq = Sequence::new(op, sizes, REGION, CALLS, 40 + op as u64);
+    // Warm the dispatcher so detection is not in the measured calls.
+    let mut warm = [0u8; 4096];
+    cachecopy::copy(&mut warm, &[1; 4096], Mode::Temporal);
+    cachecopy::fill(&mut warm, 0, Mode::Temporal);
+    (vec![0x3c; REGION], seq.calls)
+}
+
+type CFn = unsafe extern "C" fn(*mut u8, *const u8, usize);
+
+/// The mode a value read at run time (3: `Auto`).
+static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
+
+#[inline(always)]
+fn run_time_mode() -> Mode {
+    match RUN_TIME_MODE.load(Ordering::Relaxed) {
+        0 => Mode::Temporal,
+        1 => Mode::NonTemporal,
+        2 => Mode::FlushCache,
+        _ => Mode::Auto,
+    }
+}
+
+// Each variant's calls go through a function of its own with the C ABI, as in iai_small, so
+// every variant is one call from the same kind of loop.
+
+#[inline(never)]
+unsafe extern "C" fn nop(d: *mut u8, s: *const u8, n: usize) {
+    black_box((d, s, n));
+}
+
+#[inline(never)]
+unsafe extern "C" fn glibc_memcpy(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's ranges lie in one buffer and do not overlap.
+    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn glibc_memset(d: *mut u8, _: *const u8, n: usize) {
+    // SAFETY: the caller's range lies in its buffer.
+    unsafe { libc::memset(d.cast(), 0x5a, n) };
+}
+
+#[inline(never)]
+unsafe extern "C" fn glibc_memmove(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's ranges lie in one buffer; `memmove` allows overlap.
+    unsafe { libc::memmove(d.cast(), s.cast(), n) };
+}
+
+/// cachecopy in mode `M` (0 Temporal, 3 Auto, 9 the run-time mode).
+#[inline(never)]
+unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as `glibc_memcpy`.
+    unsafe {
+        match M {
+            0 => cachecopy::copy_raw(d, s, n, Mode::Temporal),
+            3 => cachecopy::copy_raw(d, s, n, Mode::Auto),
+            _ => cachecopy::copy_raw(d, s, n, run_time_mode()),
+        }
+    }
+}
+
+#[inline(never)]
+unsafe extern "C" fn fill<const M: u8>(d: *mut u8, _: *const u8, n: usize) {
+    // SAFETY: as `glibc_memset`.
+    unsafe {
+        match M {
+            0 => cachecopy::fill_raw(d, 0x5a, n, Mode::Temporal),
+            3 => cachecopy::fill_raw(d, 0x5a, n, Mode::Auto),
+            _ => cachecopy::fill_raw(d, 0x5a, n, run_time_mode()),
+        }
+    }
+}
+
+#[inline(never)]
+unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as `glibc_memmove`.
+    unsafe {
+        match M {
+            0 => cachecopy::move_raw(d, s, n, Mode::Temporal),
+            3 => cachecopy::move_raw(d, s, n, Mode::Auto),
+            _ => cachecopy::move_raw(d, s, n, run_time_mode()),
+        }
+    }
+}
+
+/// Runs every call through `f`, a pointer the compiler cannot see through.
+fn replay(f: CFn, (mut buf, calls): (Vec<u8>, Vec<Call>)) -> Vec<u8> {
+    let f = black_box(f);
+    let base = buf.as_mut_ptr();
+    for c in &calls {
+        // SAFETY: `Sequence` keeps every range inside the `REGION` bytes of `buf`; copies'
+        // ranges apart, moves' as `memmove` allows.
+        unsafe {
+            f(
+                base.add(c.dst as usize),
+                base.add(c.src as usize),
+                c.len as usize,
+            )
+        };
+    }
+    buf
+}
+
+type Input = (Vec<u8>, Vec<Call>);
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
+fn harness(b: Input) -> Vec<u8> {
+    replay(nop, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
+fn copy_glibc(b: Input) -> Vec<u8> {
+    replay(glibc_memcpy, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
+fn copy_temporal(b: Input) -> Vec<u8> {
+    replay(copy::<0>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
+fn copy_auto(b: Input) -> Vec<u8> {
+    replay(copy::<3>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
+fn copy_auto_run_time(b: Input) -> Vec<u8> {
+    replay(copy::<9>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
+fn fill_glibc(b: Input) -> Vec<u8> {
+    replay(glibc_memset, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
+fn fill_temporal(b: Input) -> Vec<u8> {
+    replay(fill::<0>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
+fn fill_auto(b: Input) -> Vec<u8> {
+    replay(fill::<3>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
+fn fill_auto_run_time(b: Input) -> Vec<u8> {
+    replay(fill::<9>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Move, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
+fn move_glibc(b: Input) -> Vec<u8> {
+    replay(glibc_memmove, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Move, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
+fn move_temporal(b: Input) -> Vec<u8> {
+    replay(moves::<0>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Move, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
+fn move_auto(b: Input) -> Vec<u8> {
+    replay(moves::<3>, b)
+}
+
+#[library_benchmark]
+#[bench::fleet(input(Op::Move, Sizes::Fleet))]
+#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
+fn move_auto_run_time(b: Input) -> Vec<u8> {
+    replay(moves::<9>, b)
+}
+
+library_benchmark_group!(
+    name = mixes;
+    benchmarks = harness, copy_glibc, copy_temporal, copy_auto, copy_auto_run_time, fill_glibc,
+        fill_temporal, fill_auto, fill_auto_run_time, move_glibc, move_temporal, move_auto,
+        move_auto_run_time
+);
+
+main!(
+    config = LibraryBenchmarkConfig::default()
+        .tool(Callgrind::with_args(["--branch-sim=yes", "--cache-sim=yes"]));
+    library_benchmark_groups = mixes
+);
