@@ -201,6 +201,10 @@ impl<const N: usize> Text<N> {
     };
 
     /// Keeps the printable ASCII of `raw`, trimmed, truncated to `N` bytes.
+    ///
+    /// Built in place, byte by byte, with no copy of a slice: detection runs inside the first
+    /// `memcpy` of a process that preloads cachecopy (docs/preload.md), where a slice copy would
+    /// be a call to that `memcpy`.
     // Targets without a detection leaf (`arch/other.rs`) report no vendor or brand.
     #[cfg_attr(
         not(any(target_arch = "x86_64", target_arch = "aarch64")),
@@ -209,17 +213,16 @@ impl<const N: usize> Text<N> {
     pub(crate) fn new(raw: &[u8]) -> Self {
         let mut t = Self::EMPTY;
         for &b in raw.iter().filter(|b| b.is_ascii_graphic() || **b == b' ') {
-            if (t.len as usize) < N {
+            if (t.len as usize) < N && !(t.len == 0 && b == b' ') {
                 t.bytes[t.len as usize] = b;
                 t.len += 1;
             }
         }
-        let s = t.as_str();
-        let (start, trimmed) = (s.len() - s.trim_start().len(), s.trim().len());
-        let mut out = Self::EMPTY;
-        out.bytes[..trimmed].copy_from_slice(&t.bytes[start..start + trimmed]);
-        out.len = trimmed as u8;
-        out
+        while t.len > 0 && t.bytes[t.len as usize - 1] == b' ' {
+            t.len -= 1;
+            t.bytes[t.len as usize] = 0;
+        }
+        t
     }
 
     pub(crate) fn as_str(&self) -> &str {

@@ -46,8 +46,9 @@ pub(crate) fn warn(msg: core::fmt::Arguments<'_>) {
         if WARNED.swap(true, Ordering::Relaxed) {
             return;
         }
+        let mut buf = core::mem::MaybeUninit::<[u8; 512]>::uninit();
         let mut line = Line {
-            buf: [0; 512],
+            buf: &mut buf,
             len: 0,
         };
         let _ = core::fmt::write(&mut line, msg);
@@ -56,34 +57,45 @@ pub(crate) fn warn(msg: core::fmt::Arguments<'_>) {
     }
 }
 
-/// A fixed stack buffer that keeps what fits.
+/// A fixed stack buffer that keeps what fits: its first `len` bytes are written.
+///
+/// The buffer is not zeroed and bytes are stored one at a time with volatile stores, so that
+/// neither becomes a call to `memset` or `memcpy`: detection runs inside the first `memcpy` of a
+/// process that preloads cachecopy (docs/preload.md), where such a call would land in that
+/// `memcpy`.
 #[cfg(feature = "std")]
-struct Line {
-    buf: [u8; 512],
+struct Line<'a> {
+    buf: &'a mut core::mem::MaybeUninit<[u8; 512]>,
     len: usize,
 }
 
 #[cfg(feature = "std")]
-impl core::fmt::Write for Line {
+impl core::fmt::Write for Line<'_> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let n = s.len().min(self.buf.len() - self.len);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
+        let base = self.buf.as_mut_ptr().cast::<u8>();
+        for &b in s.as_bytes().iter().take(512 - self.len) {
+            // SAFETY: `len < 512` (`take` stops at the end of the buffer).
+            unsafe { base.add(self.len).write_volatile(b) };
+            self.len += 1;
+        }
         Ok(())
     }
 }
 
 #[cfg(feature = "std")]
-impl Line {
+impl Line<'_> {
     fn emit(&self) {
+        // SAFETY: the first `len` bytes were written (`write_str`).
+        let bytes =
+            unsafe { core::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) };
         cfg_if::cfg_if! {
             if #[cfg(all(unix, not(miri)))] {
                 // SAFETY: writes `len` initialised bytes of our own buffer to fd 2; a failed or
                 // short write only loses the warning.
-                let _ = unsafe { libc::write(2, self.buf.as_ptr().cast(), self.len) };
+                let _ = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
             } else {
                 use std::io::Write;
-                let _ = std::io::stderr().write_all(&self.buf[..self.len]);
+                let _ = std::io::stderr().write_all(bytes);
             }
         }
     }

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Proves that libcachecopy_preload never calls the functions it exports (docs/preload.md).
+
+Usage: preload/check_calls.py LIBRARY [OBJDUMP]
+
+A call from inside the library to `memcpy` (or `memset`, ...) lands in the library's own
+`memcpy`: compilers emit such calls for loops and large struct moves, and inside the very
+function it would recurse. This script disassembles the built library (x86_64), builds the call
+graph of every function reachable from
+
+  - the exported functions (memcpy, ..., __memset_chk), and
+  - every function of this library and of cachecopy (by name: the kernels the dispatch tables
+    point at, trait methods called through vtables, the constructor and destructor),
+
+following direct calls and jumps, calls through the GOT and every function whose address code
+takes (lea/mov of a .text address: function pointers handed to formatting or tables), and fails
+when any reachable instruction calls, jumps to or loads the address of one of the exported
+functions, their PLT stubs or their GOT slots. Panic entry points are not followed (a panic in an
+`extern "C"` function aborts the process; reaching one is a bug, not a copy): they are listed.
+"""
+import bisect
+import re
+import subprocess
+import sys
+
+BANNED = {
+    "memcpy", "mempcpy", "memmove", "memset", "bzero",
+    "__memcpy_chk", "__mempcpy_chk", "__memmove_chk", "__memset_chk",
+}
+# Our code by name: the crates `cachecopy` and `cachecopy_preload` (legacy and v0 mangling,
+# demangled).
+OURS = re.compile(r"cachecopy")
+# The measurement `CACHECOPY_NT_THRESHOLD=calibrate` runs inside detection: its record moves are
+# `memcpy` calls. It is reached only from the preload's initialisation, which holds the
+# initialising pid, so those calls land in the preload's fallback copy, not back in
+# initialisation (preload/tests/preload.c runs it); listed, not followed.
+EXEMPT = re.compile(r"^cachecopy::calibrate::")
+# Where a panic starts: never followed (see the docstring).
+PANIC = re.compile(
+    r"^(core::panicking::|std::panicking::|rust_begin_unwind|core::option::(expect|unwrap)_failed"
+    r"|core::result::unwrap_failed|core::slice::index::|core::str::slice_error_fail"
+    r"|alloc::raw_vec::handle_error|alloc::alloc::handle_alloc_error|core::cell::panic_"
+    r"|std::process::abort|core::panic::)"
+)
+
+
+def run(*args):
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+
+def main():
+    lib = sys.argv[1]
+    objdump = sys.argv[2] if len(sys.argv) > 2 else "objdump"
+
+    # Exported functions (dynamic symbol table, defined).
+    exported = {}
+    for line in run("nm", "-D", "--defined-only", lib).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "Tt":
+            exported[parts[2].split("@")[0]] = int(parts[0], 16)
+    missing = BANNED - exported.keys()
+    if missing:
+        sys.exit(f"check_calls: {lib} does not export {sorted(missing)}")
+
+    # GOT slots: address -> ("sym", name) or ("addr", target) for relative relocations.
+    slots = {}
+    for line in run(objdump, "-R", lib).splitlines():
+        m = re.match(r"^([0-9a-f]+) (R_X86_64_\w+)\s+(\S+)", line)
+        if not m:
+            continue
+        addr, kind, what = int(m.group(1), 16), m.group(2), m.group(3)
+        if kind in ("R_X86_64_GLOB_DAT", "R_X86_64_JUMP_SLOT", "R_X86_64_64"):
+            slots[addr] = ("sym", what.split("@")[0].split("+")[0])
+        elif kind == "R_X86_64_RELATIVE":
+            slots[addr] = ("addr", int(what.split("+")[-1], 16))
+
+    # Functions and their instructions.
+    funcs = []  # (start, name)
+    body = {}  # start -> list of instruction texts
+    cur = None
+    head = re.compile(r"^([0-9a-f]+) <(.*)>:$")
+    insn = re.compile(r"^\s+([0-9a-f]+):\s+(.*)$")
+    for line in run(objdump, "-d", "-C", "--no-show-raw-insn", lib).splitlines():
+        m = head.match(line)
+        if m:
+            cur = int(m.group(1), 16)
+            funcs.append((cur, m.group(2)))
+            body[cur] = []
+            continue
+        m = insn.match(line)
+        if m and cur is not None:
+            body[cur].append(m.group(2))
+    funcs.sort()
+    starts = [s for s, _ in funcs]
+    names = dict(funcs)
+    plt = {s: n[: -len("@plt")] for s, n in funcs if n.endswith("@plt")}
+
+    def func_at(addr):
+        i = bisect.bisect_right(starts, addr) - 1
+        return starts[i] if i >= 0 else None
+
+    text_lo, text_hi = starts[0], max(starts) + 0x100000
+
+    # Edges and banned references per function.
+    edges, bad = {}, {}
+    direct = re.compile(r"^(call|jmp|j[a-z]+)\s+([0-9a-f]+) <")
+    comment = re.compile(r"#\s*([0-9a-f]+)")
+    for start, insns in body.items():
+        out, refs = set(), []
+        for text in insns:
+            targets = []
+            m = direct.match(text)
+            if m:
+                targets.append(int(m.group(2), 16))
+            m = comment.search(text)
+            if m:
+                a = int(m.group(1), 16)
+                if a in slots:
+                    kind, what = slots[a]
+                    if kind == "sym":
+                        if what in BANNED:
+                            refs.append(f"{text.strip()}   [GOT slot of {what}]")
+                        elif what in exported:
+                            targets.append(exported[what])
+                    else:
+                        targets.append(what)
+                else:
+                    targets.append(a)
+            for t in targets:
+                if t in plt and plt[t] in BANNED:
+                    refs.append(f"{text.strip()}   [PLT stub of {plt[t]}]")
+                    continue
+                if not (text_lo <= t < text_hi):
+                    continue
+                f = func_at(t)
+                if f is None or f == start:
+                    continue
+                if names[f] in BANNED:
+                    refs.append(f"{text.strip()}   [{names[f]} itself]")
+                    continue
+                out.add(f)
+        edges[start] = out
+        if refs:
+            bad[start] = refs
+
+    roots = {a for a in (exported[n] for n in BANNED)}
+    roots |= {
+        s for s, n in funcs if OURS.search(n) and not n.endswith("@plt") and not EXEMPT.search(n)
+    }
+    seen, todo, panics, exempt = set(roots), list(roots), set(), set()
+    parent = {r: None for r in roots}
+    while todo:
+        f = todo.pop()
+        for g in edges.get(f, ()):
+            if PANIC.search(names[g]):
+                panics.add(g)
+                continue
+            if EXEMPT.search(names[g]):
+                exempt.add(g)
+                continue
+            if g not in seen:
+                seen.add(g)
+                parent[g] = f
+                todo.append(g)
+
+    print(f"check_calls: {lib}: {len(funcs)} functions, {len(roots)} roots "
+          f"(the exported functions, cachecopy's and the preload's own), {len(seen)} reachable")
+    print(f"check_calls: panic entry points reachable (not followed; a panic aborts): "
+          f"{len(panics)}: " + ", ".join(sorted({names[p] for p in panics})))
+    print(f"check_calls: calibration entry points reachable (not followed; their calls take the "
+          f"fallback): " + ", ".join(sorted({names[p] for p in exempt})))
+    failed = False
+    for f in sorted(seen):
+        if f in bad:
+            failed = True
+            chain, g = [], f
+            while g is not None:
+                chain.append(names[g])
+                g = parent[g]
+            print(f"FAIL: {names[f]} (reached from {' <- '.join(chain[1:]) or 'a root'}):")
+            for r in bad[f]:
+                print(f"    {r}")
+    if failed:
+        sys.exit("check_calls: the library calls a function it exports (it would recurse)")
+    # The patterns must be able to fail: the standard library's code in the same object (not
+    # reachable from ours) calls memcpy and memset through the same GOT slots.
+    total = sum(len(r) for r in bad.values())
+    print(f"check_calls: {total} such references in {len(bad)} unreachable functions "
+          f"(the standard library's, the calibration's): the patterns find them")
+    if total == 0:
+        sys.exit("check_calls: found no reference to memcpy or memset anywhere: the check is broken")
+    print("check_calls: no reachable call, jump or address load of "
+          + ", ".join(sorted(BANNED)) + ": passed")
+
+
+if __name__ == "__main__":
+    main()

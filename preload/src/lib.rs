@@ -1,0 +1,479 @@
+//! libcachecopy_preload: an `LD_PRELOAD` library whose `memcpy`, `mempcpy`, `memmove`,
+//! `memset`, `bzero` and fortified `__memcpy_chk`, `__mempcpy_chk`, `__memmove_chk`,
+//! `__memset_chk` are cachecopy's, for programs that cannot change (docs/preload.md).
+//!
+//! ```sh
+//! cargo cbuild -p cachecopy-preload --release --library-type cdylib
+//! LD_PRELOAD=$PWD/target/x86_64-unknown-linux-gnu/release/libcachecopy_preload.so some-program
+//! ```
+//!
+//! Each function runs [`cachecopy::move_raw`] or [`cachecopy::fill_raw`] (the crate's inline
+//! small classes, then its engines) in the mode `CACHECOPY_PRELOAD` gives its group ([`config`];
+//! `Auto` by default, `off` for glibc's own), and the crate reads `CACHECOPY_TUNE` and its other
+//! variables as in any program. `memcpy` is a move: glibc's x86_64 and aarch64 `memcpy` handle
+//! overlapping ranges as `memmove` does, so a program that (wrongly) relies on it keeps working.
+//!
+//! What a library inside every process must keep, and how:
+//! - **Before any constructor** (a `.preinit_array`, an IFUNC resolver, another library's
+//!   constructor): every group starts uninitialised; the first call initialises it (detection,
+//!   the environment) if the C library has set up the environment, and otherwise is done with
+//!   [`fallback`]'s plain copy, so that no setting is read before it exists.
+//! - **Every thread, fork, vfork, signal handlers**: the call path is atomics and the crate's
+//!   lock-free dispatch; no lock, no allocation, no thread-local. Initialisation is idempotent
+//!   (racing threads compute the same settings) and guarded by the initialising process's pid,
+//!   so a call that arrives during it on the same process (a signal handler, a recursion that the
+//!   build check says cannot exist) takes the fallback instead of waiting or recursing, and a
+//!   child forked mid-initialisation starts its own.
+//! - **Never `memcpy` from inside**: `.ci/run` disassembles the built library and fails on any
+//!   call from this library's or the crate's code, or anything it calls, to the functions
+//!   exported here (`preload/check-calls.sh`); the C test interposes them in the executable, where
+//!   such a call would land, and counts re-entries (`preload/tests/preload.c`).
+//! - `off`: the function is looked up with `dlsym(RTLD_NEXT)` in the constructor (where the
+//!   loader's lock may be taken), so it is glibc's; before that an `off` group runs `Temporal`.
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicU8, Ordering};
+
+use cachecopy::Mode;
+
+pub mod config;
+pub mod fallback;
+pub mod line;
+
+use config::{Choice, COPY, GROUPS, MOVE, SET};
+use line::Line;
+
+/// A group's state, one byte read by every call: `0..=3` a [`Mode`] by its discriminant (the
+/// fast path), `+ COUNTING` the same with statistics, `OFF` (`+ COUNTING`) glibc's, or
+/// `UNINIT`.
+const COUNTING: u8 = 4;
+const OFF: u8 = 8;
+const UNINIT: u8 = 0xff;
+const _: () = assert!(
+    Mode::Temporal as u8 == 0
+        && Mode::NonTemporal as u8 == 1
+        && Mode::FlushCache as u8 == 2
+        && Mode::Auto as u8 == 3
+);
+
+/// Every group's state, in one line read by every call and written only by initialisation.
+#[repr(align(64))]
+struct States([AtomicU8; 3]);
+static STATE: States = States([const { AtomicU8::new(UNINIT) }; 3]);
+
+/// Calls and bytes per group, counted only with `CACHECOPY_PRELOAD_STATS` (on lines of their
+/// own, away from [`STATE`]).
+#[repr(align(64))]
+struct Counts {
+    calls: [AtomicU64; 3],
+    bytes: [AtomicU64; 3],
+}
+static COUNTS: Counts = Counts {
+    calls: [const { AtomicU64::new(0) }; 3],
+    bytes: [const { AtomicU64::new(0) }; 3],
+};
+
+/// The pid of the process initialising, or 0.
+static INIT_OWNER: AtomicI32 = AtomicI32::new(0);
+
+/// glibc's `memcpy`, `memmove` and `memset` for `off` groups (null until the constructor).
+static NEXT: [AtomicPtr<c_void>; 3] = [const { AtomicPtr::new(core::ptr::null_mut()) }; 3];
+
+extern "C" {
+    /// The process environment; null until the C library has started.
+    static environ: *const *const c_char;
+    /// glibc's reaction to a fortified call past its object: "*** buffer overflow detected
+    /// ***: terminated" and `abort()`.
+    fn __chk_fail() -> !;
+}
+
+// ---------------------------------------------------------------- the call path
+
+/// A move of `n` bytes (the `memcpy` and `memmove` groups).
+///
+/// # Safety
+/// `s` readable and `d` writable for `n` bytes; they may overlap.
+#[inline(always)]
+unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) {
+    let st = STATE.0[g].load(Ordering::Acquire);
+    if st < COUNTING {
+        // SAFETY: the caller's contract; `st` is a mode's discriminant.
+        unsafe { cachecopy::move_raw(d, s, n, Mode::ALL[st as usize]) }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { slow(g, d, s, 0, n, st) }
+    }
+}
+
+/// A fill of `n` bytes (the `memset` group).
+///
+/// # Safety
+/// `d` writable for `n` bytes.
+#[inline(always)]
+unsafe fn fills(d: *mut u8, byte: u8, n: usize) {
+    let st = STATE.0[SET].load(Ordering::Acquire);
+    if st < COUNTING {
+        // SAFETY: the caller's contract; `st` is a mode's discriminant.
+        unsafe { cachecopy::fill_raw(d, byte, n, Mode::ALL[st as usize]) }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { slow(SET, d, core::ptr::null(), byte, n, st) }
+    }
+}
+
+/// Every state but a plain mode: initialisation, statistics, `off`.
+///
+/// # Safety
+/// `d` writable for `n` bytes; for the move groups `s` readable for `n` bytes.
+#[cold]
+#[inline(never)]
+unsafe fn slow(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize, mut st: u8) {
+    if st == UNINIT {
+        if !init() {
+            // SAFETY: the caller's contract.
+            unsafe {
+                if g == SET {
+                    fallback::set_bytes(d, byte, n)
+                } else {
+                    fallback::move_bytes(d, s, n)
+                }
+            }
+            return;
+        }
+        st = STATE.0[g].load(Ordering::Acquire);
+    }
+    if st & COUNTING != 0 {
+        COUNTS.calls[g].fetch_add(1, Ordering::Relaxed);
+        COUNTS.bytes[g].fetch_add(n as u64, Ordering::Relaxed);
+    }
+    let mut mode = Mode::ALL[(st & 3) as usize];
+    if st & OFF != 0 {
+        let next = NEXT[g].load(Ordering::Acquire);
+        if !next.is_null() {
+            // SAFETY: `next` is the next definition of this group's function (`dlsym`), called
+            // with the caller's arguments.
+            unsafe {
+                if g == SET {
+                    let f: unsafe extern "C" fn(*mut c_void, c_int, usize) -> *mut c_void =
+                        core::mem::transmute(next);
+                    f(d.cast(), c_int::from(byte), n);
+                } else {
+                    let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void =
+                        core::mem::transmute(next);
+                    f(d.cast(), s.cast(), n);
+                }
+            }
+            return;
+        }
+        mode = Mode::Temporal;
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        if g == SET {
+            cachecopy::fill_raw(d, byte, n, mode)
+        } else {
+            cachecopy::move_raw(d, s, n, mode)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- initialisation
+
+/// Reads the settings and publishes every group's state, once the C library has set up the
+/// environment (false before, and while this process is initialising elsewhere: the caller
+/// then takes the fallback). Idempotent; no lock, no allocation.
+fn init() -> bool {
+    // SAFETY: reads the C library's pointer; null until it has started.
+    if unsafe { core::ptr::addr_of!(environ).read_volatile() }.is_null() {
+        return false;
+    }
+    // SAFETY: `getpid` has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let owner = INIT_OWNER.load(Ordering::Acquire);
+    // Another pid is a parent's that forked mid-initialisation (or a vfork partner sharing this
+    // memory): its work is not ours to wait for.
+    if owner == me
+        || INIT_OWNER
+            .compare_exchange(owner, me, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return false;
+    }
+    // Detection first (the crate reads CACHECOPY_TUNE and its other variables), so that every
+    // fast-path call after the states below finds the detected tables.
+    let _ = cachecopy::engine();
+    let parsed = config::parse(env(c"CACHECOPY_PRELOAD"));
+    if let Some(bad) = parsed.bad {
+        warn_once(bad);
+    }
+    let counting = env(c"CACHECOPY_PRELOAD_STATS").is_some_and(|v| !v.is_empty());
+    for (g, choice) in parsed.choice.into_iter().enumerate() {
+        let st = match choice {
+            Choice::Mode(m) => m as u8,
+            Choice::Off => OFF,
+        } | if counting { COUNTING } else { 0 };
+        STATE.0[g].store(st, Ordering::Release);
+    }
+    INIT_OWNER.store(0, Ordering::Release);
+    true
+}
+
+/// The value of `name` in the environment (`getenv`: no allocation, no lock).
+fn env(name: &CStr) -> Option<&'static [u8]> {
+    // SAFETY: `name` is NUL-terminated; `getenv` returns null or a NUL-terminated string in
+    // the environment, which lives as long as the process unless the program replaces it (the
+    // value is used at once).
+    unsafe {
+        let p = libc::getenv(name.as_ptr());
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
+    }
+}
+
+/// Reports the first ignored item of `CACHECOPY_PRELOAD`, once per process.
+fn warn_once(bad: &[u8]) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let mut buf = line::Buf::uninit();
+    Line::new(&mut buf)
+        .push(b"cachecopy-preload: CACHECOPY_PRELOAD: ignored `")
+        .push(bad)
+        .push(b"` (items: MODE or GROUP=MODE; GROUP memcpy, memmove, memset or all; MODE auto, temporal, nontemporal, flushcache or off)\n")
+        .write_to(2);
+}
+
+/// The constructor: looks up glibc's functions for `off` groups (`dlsym` may take the loader's
+/// lock, which is why this is not done on the call path), then initialises (again: an earlier
+/// call may have).
+#[cfg(cargo_c)]
+extern "C" fn constructor(_argc: c_int, _argv: *const *const c_char, _envp: *const *const c_char) {
+    for (g, name) in [(COPY, c"memcpy"), (MOVE, c"memmove"), (SET, c"memset")] {
+        // SAFETY: a NUL-terminated name; RTLD_NEXT finds the definition after this library's.
+        let f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+        NEXT[g].store(f, Ordering::Release);
+    }
+    init();
+}
+
+#[cfg(cargo_c)]
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = constructor;
+
+/// At exit, with `CACHECOPY_PRELOAD_STATS` set: one line of statistics (see [`stats_line`])
+/// appended to the file it names, or written to stderr for `stderr`.
+#[cfg(cargo_c)]
+extern "C" fn destructor() {
+    let Some(dest) = env(c"CACHECOPY_PRELOAD_STATS").filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let mut buf = line::Buf::uninit();
+    let mut line = Line::new(&mut buf);
+    stats_line(&mut line);
+    if dest == b"stderr" {
+        line.write_to(2);
+        return;
+    }
+    // SAFETY: the value is NUL-terminated in the environment (`env` cut it before the NUL).
+    let path = unsafe { CStr::from_ptr(dest.as_ptr().cast()) };
+    // SAFETY: `open` with a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+            0o644,
+        )
+    };
+    if fd >= 0 {
+        line.write_to(fd);
+        // SAFETY: our own descriptor.
+        unsafe { libc::close(fd) };
+    }
+}
+
+#[cfg(cargo_c)]
+#[used]
+#[link_section = ".fini_array"]
+static DESTRUCTOR: extern "C" fn() = destructor;
+
+/// Writes `cachecopy-preload: pid 12 /usr/bin/prog: memcpy Auto 120 calls 5000 bytes, memmove
+/// ..., memset ...; engine avx512/avx512/overlap` into `l`: what each group ran and counted in
+/// this process.
+pub fn stats_line(l: &mut Line<'_>) {
+    // SAFETY: `getpid` has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    l.push(b"cachecopy-preload: pid ")
+        .num(pid as u64)
+        .push(b" ")
+        .link(c"/proc/self/exe")
+        .push(b":");
+    for (g, name) in GROUPS.iter().enumerate() {
+        let st = STATE.0[g].load(Ordering::Acquire);
+        l.push(if g == 0 { b" " } else { b", " })
+            .push(name.as_bytes())
+            .push(b" ")
+            .push(match st {
+                UNINIT => b"uninitialised",
+                _ if st & OFF != 0 => b"off",
+                _ => Mode::ALL[(st & 3) as usize].name().as_bytes(),
+            })
+            .push(b" ")
+            .num(COUNTS.calls[g].load(Ordering::Relaxed))
+            .push(b" calls ")
+            .num(COUNTS.bytes[g].load(Ordering::Relaxed))
+            .push(b" bytes");
+    }
+    let e = cachecopy::engine();
+    l.push(b"; engine ")
+        .push(e.temporal.name().as_bytes())
+        .push(b"/")
+        .push(e.stream.name().as_bytes())
+        .push(b"/")
+        .push(e.edges.name().as_bytes())
+        .push(b"\n");
+}
+
+// ---------------------------------------------------------------- the exported functions
+//
+// Exported under their C names only in cargo-c's build (`--cfg cargo_c`); elsewhere they are
+// ordinary Rust functions, so that `cargo test` and clippy see them without replacing the test
+// binaries' own memcpy.
+
+/// `memcpy`: copies `n` bytes from `src` to `dst` and returns `dst`. Overlapping ranges are moved
+/// as `memmove` would (see the crate documentation).
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn memcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+    dst
+}
+
+/// `mempcpy`: `memcpy`, returning `dst + n`.
+///
+/// # Safety
+/// As [`memcpy`].
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn mempcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+    dst.cast::<u8>().wrapping_add(n).cast()
+}
+
+/// `memmove`: moves `n` bytes from `src` to `dst` (the ranges may overlap) and returns `dst`.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { moves(MOVE, dst.cast(), src.cast(), n) };
+    dst
+}
+
+/// `memset`: sets `n` bytes at `dst` to `(unsigned char)c` and returns `dst`.
+///
+/// # Safety
+/// `dst` writable for `n` bytes.
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { fills(dst.cast(), c as u8, n) };
+    dst
+}
+
+/// `bzero`: zeroes `n` bytes at `dst`.
+///
+/// # Safety
+/// `dst` writable for `n` bytes.
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn bzero(dst: *mut c_void, n: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { fills(dst.cast(), 0, n) };
+}
+
+/// `__memcpy_chk`, what `_FORTIFY_SOURCE` makes of a `memcpy` into an object of known size
+/// `dstlen`: aborts as glibc's does (`__chk_fail`) when `n > dstlen`, else [`memcpy`].
+///
+/// # Safety
+/// As [`memcpy`].
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn __memcpy_chk(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    dstlen: usize,
+) -> *mut c_void {
+    if n > dstlen {
+        // SAFETY: glibc's, no preconditions; it does not return.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+    dst
+}
+
+/// `__mempcpy_chk`: [`__memcpy_chk`] returning `dst + n`.
+///
+/// # Safety
+/// As [`memcpy`].
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn __mempcpy_chk(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    dstlen: usize,
+) -> *mut c_void {
+    if n > dstlen {
+        // SAFETY: as in `__memcpy_chk`.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+    dst.cast::<u8>().wrapping_add(n).cast()
+}
+
+/// `__memmove_chk`: aborts when `n > dstlen`, else [`memmove`].
+///
+/// # Safety
+/// As [`memmove`].
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn __memmove_chk(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    dstlen: usize,
+) -> *mut c_void {
+    if n > dstlen {
+        // SAFETY: as in `__memcpy_chk`.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { moves(MOVE, dst.cast(), src.cast(), n) };
+    dst
+}
+
+/// `__memset_chk`: aborts when `n > dstlen`, else [`memset`].
+///
+/// # Safety
+/// As [`memset`].
+#[cfg_attr(cargo_c, no_mangle)]
+pub unsafe extern "C" fn __memset_chk(
+    dst: *mut c_void,
+    c: c_int,
+    n: usize,
+    dstlen: usize,
+) -> *mut c_void {
+    if n > dstlen {
+        // SAFETY: as in `__memcpy_chk`.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { fills(dst.cast(), c as u8, n) };
+    dst
+}
