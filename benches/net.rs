@@ -30,7 +30,7 @@ use cachecopy::net::{csum_and_copy, csum_fold, csum_partial, Frame};
 use cachecopy::{copy, Backend, Mode};
 use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
-use cachecopy_arena::Buf;
+use cachecopy_arena::{opaque, Buf};
 use criterion::{Criterion, Throughput};
 use util::Dest;
 
@@ -508,22 +508,6 @@ const SWEEP_SIZES: [usize; 19] = [
     20, 40, 52, 64, 100, 128, 200, 256, 384, 500, 512, 576, 700, 1024, 1472, 1500, 4096, 9000,
     65536,
 ];
-
-/// Hides `x` from the optimizer without a trip through memory (as the report's
-/// `measure::opaque`: `black_box` spills to the stack, and the reload can wait on a store).
-#[inline(always)]
-fn opaque(mut x: usize) -> usize {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: an empty instruction sequence that only claims to change a register.
-    unsafe {
-        std::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        x = black_box(x);
-    }
-    x
-}
 
 /// ns per call of `f` on `data`, `calls` times, the slice's address and length opaque at every
 /// call. Not inlined: each variant is timed in a loop of its own that starts at a function

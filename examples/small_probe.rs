@@ -70,6 +70,7 @@ mod probe {
 
     use cachecopy::Mode;
     use cachecopy_arena::map::{Mapping, Pages};
+    use cachecopy_arena::opaque;
 
     type CopyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
     type FillFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
@@ -88,17 +89,6 @@ mod probe {
     /// How far into its page every source starts (report section 8's skew).
     const SRC_SKEW: usize = 2048 + 64;
     const BYTE: u8 = 0x5a;
-
-    /// A value the compiler must treat as new at every use, kept in a register (the report's
-    /// `measure::opaque`; `black_box` would go through a stack slot).
-    #[inline(always)]
-    fn opaque(mut x: usize) -> usize {
-        // SAFETY: an empty instruction sequence that only claims to change a register.
-        unsafe {
-            core::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags))
-        };
-        x
-    }
 
     /// A fresh mapping on `pages`, every page written, then (when `flush`) every line written
     /// back and evicted, so that no cache holds any of it.

@@ -101,26 +101,7 @@ pub fn serialize_dest<S: serde::Serializer>(dest: &Dest, s: S) -> Result<S::Ok, 
     s.serialize_str(dest.name())
 }
 
-/// `x`, opaque to the optimiser as `std::hint::black_box` makes it, but kept in a register.
-/// `black_box` passes its value through a stack slot; in a loop of small calls that reload comes
-/// right after the call's stores, and when the slot's address matches a destination byte just
-/// stored in its low 12 bits the load can wait on that store (4K aliasing), and where the
-/// stack lands in its page changes with every run. With the library unchanged, moving section
-/// 8 from `black_box` to this took `Auto` at 384-768 B from 0.46-0.77x of `memcpy` to
-/// 1.02-1.07x, and fills of 1-2 B from 0.75-0.83x to 1.0-1.7x (2026-12-02, Zen 3).
-#[inline(always)]
-pub fn opaque(mut x: usize) -> usize {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: an empty instruction sequence that only claims to change a register.
-    unsafe {
-        std::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        x = black_box(x);
-    }
-    x
-}
+pub use cachecopy_arena::opaque;
 
 /// `p`, opaque as [`opaque`] makes a length: the compiler cannot tell it from any other pointer,
 /// so a loop of calls cannot be merged or hoisted, and it stays in a register. Its provenance is

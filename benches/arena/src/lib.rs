@@ -78,6 +78,26 @@ pub fn cold_footprint(llc: Option<usize>, largest: usize) -> usize {
         .max(largest.saturating_mul(2))
 }
 
+/// `x`, opaque to the optimiser as [`black_box`] makes it, but kept in a register: `black_box`
+/// passes its value through a stack slot, and in a loop of small calls that reload can wait on
+/// a store the call just made to a destination byte that matches the slot's address in its low
+/// 12 bits (4K aliasing), which moves with where the stack lands. The report's section 8, the
+/// benches and the probes use this one; docs/small-calls.md ("The way into the table, the
+/// aligned loop, and a steadier harness") has what it changed.
+#[inline(always)]
+pub fn opaque(mut x: usize) -> usize {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: an empty instruction sequence that only claims to change a register.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        x = black_box(x);
+    }
+    x
+}
+
 /// Where a destination lives when an operation starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Dest {
