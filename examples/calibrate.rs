@@ -1,132 +1,39 @@
-//! Runs `cachecopy::calibrate()` several times in a row and prints each run's decisions, one
-//! line per run, then how many runs decided each tunable: the figures docs/performance.md
-//! ("Calibration") quotes.
+//! Measures this machine's tunables once, installs what was decided for this process, and
+//! prints the `CACHECOPY_TUNE` line that keeps it for the next process without measuring again.
 //!
-//! `cargo run --release --example calibrate -- [runs] [-v]` (10 by default; `-v` prints every
-//! size's ratio, candidate wins and rounds). Each line ends with the
-//! `CACHECOPY_TUNE` line that run would keep.
+//! `cargo run --release --example calibrate`
+//!
+//! A program either calls `cachecopy::calibrate()` once at start-up (within
+//! `Calibration::BUDGET` of wall time, on buffers it maps and unmaps itself), sets
+//! `CACHECOPY_NT_THRESHOLD=calibrate` so that the first copy does it, or sets the printed line in
+//! its environment. A tunable whose measurement did not settle keeps its built-in rule.
 
-use cachecopy::calibrate::{Calibration, Point, Sweep};
+use cachecopy::calibrate::Calibration;
 
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
-        .filter(|a| a != "-v")
-        .map(|a| a.parse().expect("runs: a number"))
-        .unwrap_or(10);
-    let verbose = std::env::args().any(|a| a == "-v");
-    let cpu = cachecopy::cpu();
-    println!(
-        "{} {}, L2 {:?}, L3 {:?}; built-in: nt {}, fill_nt {}, rep_movsb {}, fill_rep {}",
-        cpu.vendor(),
-        cpu.brand(),
-        cpu.caches.l2,
-        cpu.caches.l3,
-        show(Some(cachecopy::nt_threshold())),
-        show(Some(cachecopy::fill_nt_threshold())),
-        show(Some(cachecopy::rep_movsb_threshold())),
-        show(Some(cachecopy::fill_rep_threshold())),
-    );
-    let mut decided = [0usize; 4];
-    let mut engines = 0;
-    for run in 1..=runs {
-        let c = cachecopy::calibrate();
-        let sweeps = sweeps(&c);
-        let mut line = format!("run {run:2}: {:3.0} ms", c.elapsed.as_secs_f64() * 1e3);
-        for (i, (name, s)) in sweeps.iter().enumerate() {
-            decided[i] += usize::from(s.decided.is_some());
-            line.push_str(&format!("  {name} {}", show(s.decided)));
-            if s.decided.is_none() {
-                line.push_str(&format!(" ({})", s.outcome));
-            }
-        }
-        let check = &c.engine_check;
-        engines += usize::from(c.engine.is_some());
-        match c.engine {
-            Some(e) => line.push_str(&format!("  engine {e}")),
-            None => line.push_str(&format!("  engine - ({})", check.outcome)),
-        }
-        println!("{line}  {c}");
-        if verbose {
-            for t in check.trials() {
-                for (job, sets, d) in [
-                    ("Temporal", &t.temporal_on, t.decision.0),
-                    ("NT batched", &t.stream_on, t.decision.1),
-                ] {
-                    let sets: Vec<String> = sets
-                        .iter()
-                        .map(|e| {
-                            format!(
-                                "{} {:.2}x {}/{} {}",
-                                e.set, e.ratio, e.faster, e.rounds, e.verdict
-                            )
-                        })
-                        .collect();
-                    println!(
-                        "    engine    {} {job}: {} of the rule's; {d}",
-                        t.engine,
-                        sets.join(", ")
-                    );
-                }
-            }
-            for (name, s) in sweeps.iter().chain(&hot_sweeps(&c)) {
-                let pts: Vec<String> = s.points().iter().map(point).collect();
-                println!("    {name:9} {}", pts.join(" | "));
-                let steady: Vec<String> = s
-                    .steady()
-                    .iter()
-                    .filter(|p| p.rounds > 0)
-                    .map(point)
-                    .collect();
-                if !steady.is_empty() {
-                    println!("    {:9} {}", "  steady", steady.join(" | "));
-                }
-            }
-        }
-    }
-    let names = sweeps(&cachecopy::calibrate()).map(|(n, _)| n);
-    let summary: Vec<String> = names
-        .iter()
-        .zip(decided)
-        .map(|(n, d)| format!("{n} {d}/{runs}"))
-        .collect();
-    println!("decided: {}, engine {engines}/{runs}", summary.join(", "));
-}
-
-fn sweeps(c: &Calibration) -> [(&'static str, &Sweep); 4] {
-    [
+    let c: Calibration = cachecopy::calibrate();
+    println!("measured in {:.0} ms", c.elapsed.as_secs_f64() * 1e3);
+    for (name, sweep) in [
         ("nt", &c.copy_sweep),
         ("fill_nt", &c.fill_sweep),
         ("rep_movsb", &c.rep_movsb_sweep),
         ("fill_rep", &c.fill_rep_sweep),
-    ]
-}
-
-/// The hot-destination string sweeps, printed with `-v` beside the cold ones.
-fn hot_sweeps(c: &Calibration) -> [(&'static str, &Sweep); 2] {
-    [
-        ("movsb hot", &c.rep_movsb_hot),
-        ("stosb hot", &c.fill_rep_hot),
-    ]
-}
-
-/// One point of a sweep: its size, ratio, and the candidate's wins of the rounds.
-fn point(p: &Point) -> String {
-    format!(
-        "{} {:.2}x {}/{}",
-        show(Some(p.size)),
-        p.ratio,
-        p.wins,
-        p.rounds
-    )
-}
-
-fn show(v: Option<usize>) -> String {
-    match v {
-        None => "-".into(),
-        Some(v) if v > isize::MAX as usize => "never".into(),
-        Some(v) if v >= 1 << 20 && v % (1 << 20) == 0 => format!("{}M", v >> 20),
-        Some(v) if v >= 1 << 10 && v % (1 << 10) == 0 => format!("{}K", v >> 10),
-        Some(v) => v.to_string(),
+    ] {
+        match sweep.decided {
+            Some(bytes) if bytes > isize::MAX as usize => println!("{name:10} never"),
+            Some(bytes) => println!("{name:10} from {bytes} bytes"),
+            None => println!("{name:10} the built-in rule stays: {}", sweep.outcome),
+        }
     }
+    match c.engine {
+        Some(engine) => println!("{:10} {engine}", "engine"),
+        None => println!(
+            "{:10} the rule's stays: {}",
+            "engine", c.engine_check.outcome
+        ),
+    }
+
+    c.apply();
+    println!("in force:  CACHECOPY_TUNE={}", cachecopy::tuning());
+    println!("to keep:   {c}");
 }
