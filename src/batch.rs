@@ -180,7 +180,7 @@ impl<'scope> Batch<'scope, '_> {
         }
     }
 
-    /// Copies `src` into `dst` ([`crate::copy`] without the fence). `dst` stays borrowed until
+    /// Copies `src` into `dst` ([`crate::copy()`] without the fence). `dst` stays borrowed until
     /// the batch has fenced.
     ///
     /// # Panics

@@ -40,9 +40,9 @@
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
 //! the first call, which detects the CPU and reads the `CACHECOPY_*` variables, and not any later
 //! one, however many threads race it and whatever the variables hold (unset, valid or
-//! unparsable). The data path is [`copy`], [`copy_raw`], [`copy_with`], [`copy_with_flush`],
+//! unparsable). The data path is [`copy()`], [`copy_raw`], [`copy_with`], [`copy_with_flush`],
 //! [`fill`], [`fill_raw`], [`zero`], [`fill_with`], [`fill_with_flush`], the moves
-//! ([`copy_within`], [`move_raw`] and their forms), [`batch`], the cursor operations in
+//! ([`copy_within`], [`move_raw`] and their forms), [`batch()`], the cursor operations in
 //! [`iter`], the checksum copies in [`net`], the threshold getters and setters, and
 //! [`Backend::active`] / [`Backend::supported`]. A `#[global_allocator]` may therefore call
 //! `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with `getenv`

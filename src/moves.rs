@@ -270,7 +270,7 @@ unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: 
 
 /// [`move_raw`] without the closing fence, for callers that move many buffers and fence once
 /// with [`fence`](crate::fence); the fence obligation is exactly
-/// [`copy_raw_unfenced`](crate::copy_raw_unfenced)'s. Inside a [`batch`](crate::batch),
+/// [`copy_raw_unfenced`](crate::copy_raw_unfenced)'s. Inside a [`batch`](crate::batch()),
 /// [`Batch::copy_within`](crate::Batch::copy_within) does this with the fence proven by the
 /// borrow checker.
 ///

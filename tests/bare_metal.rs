@@ -81,7 +81,7 @@ fn inline_fills_stay_inside_guard_pages() {
 }
 
 /// Word-backend builds fill with `rep stosb` from 1 KiB on ERMS CPUs (their loop stores 8 bytes
-/// at a time; src/tune.rs has the measurements).
+/// at a time; docs/bare-metal.md has the measurements).
 #[test]
 fn word_builds_use_the_string_store_from_1_kib() {
     if !cfg!(cachecopy_integer_only) || std::env::var_os("CACHECOPY_FILL_REP_THRESHOLD").is_some() {

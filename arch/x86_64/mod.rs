@@ -31,7 +31,7 @@ pub(crate) type Avx2 = core::arch::x86_64::__m256i;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 pub(crate) type Avx512 = core::arch::x86_64::__m512i;
 
-/// The cache line size of every x86_64 CPU (CPUID.1:EBX[15:8] * 8 reports it; `Cpu` shows it).
+/// The cache line size of every x86_64 CPU (CPUID.1:EBX bits 15:8, times 8, report it; `Cpu` shows it).
 pub(crate) const STREAM_LINE: usize = 64;
 
 /// Orders every earlier streaming store before any later store. `movnt*` stores are weakly

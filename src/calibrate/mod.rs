@@ -22,7 +22,7 @@
 //! faster on one working set and slower on none (`frames::job_decision`).
 //!
 //! Why measure: no cache-size formula fits every CPU (the NT crossover is the L2 size on Intel
-//! server parts and a quarter or a half of the L3 on AMD, by generation: `src/tune.rs`), and a
+//! server parts and a quarter or a half of the L3 on AMD, by generation: `src/dispatch/rules.rs`), and a
 //! VM's cache report is a hint. Why the hot destination (the same buffer, copied into again and
 //! again): into a cold destination streaming wins from a few KiB on every machine measured, so
 //! the hot crossover is the one that can make `Auto` lose. The method is the report's section 5,

@@ -16,7 +16,7 @@ use crate::cpu::Cpu;
 use crate::dispatch::table::Kernels;
 use crate::threshold_cells;
 
-/// Of [`Calibration::BUDGET`], the most the two string-instruction sweeps may take (they run first).
+/// Of [`Calibration::BUDGET`](super::Calibration::BUDGET), the most the two string-instruction sweeps may take (they run first).
 pub(super) const REP_BUDGET: Duration = Duration::from_millis(10);
 /// Sizes of the string-instruction sweeps (glibc's `rep movsb` thresholds lie at 2-8 KiB).
 pub(super) const REP_SIZES: [usize; MAX_POINTS] = [
@@ -40,7 +40,7 @@ pub(super) const REP_EXTENT: usize = if REP_SAMPLE > REP_SIZES[MAX_POINTS - 1] {
 };
 
 /// The NT sizes for these caches: from the L2 size (256 KiB without figures) to twice the
-/// last-level cache, by factors of 2, at least three sizes, capped at [`Calibration::MEMORY_BUDGET`].
+/// last-level cache, by factors of 2, at least three sizes, capped at [`Calibration::MEMORY_BUDGET`](super::Calibration::MEMORY_BUDGET).
 pub(super) fn nt_sizes(
     l2: Option<usize>,
     llc: Option<usize>,
@@ -267,7 +267,7 @@ pub(super) fn hot_round(
     hot_round_of(op, size, hot_runs(size), round, strict)
 }
 
-/// [`hot_round`] with `runs` timed runs per op.
+/// `hot_round` with `runs` timed runs per op.
 pub(super) fn hot_round_of(
     op: &impl Fn(bool, usize),
     size: usize,

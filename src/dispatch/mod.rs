@@ -1,8 +1,8 @@
 //! Dispatch: which code runs on this CPU, chosen once, then one indirect call per copy.
 //!
-//! The folder holds everything about that choice, bottom up: what an engine is ([`engine`]:
+//! The folder holds everything about that choice, bottom up: what an engine is ([`mod@engine`]:
 //! `Backend`, `Edges`, `Engine`), the kernel tables this target compiles ([`table`]) and the one
-//! mapping from a store kind to a table entry ([`store`]), the environment reader ([`env`]),
+//! mapping from a store kind to a table entry ([`store`]), the environment reader ([`mod@env`]),
 //! the per-CPU record and its parser ([`tune`]), the built-in rules ([`rules`]); this file,
 //! which detects and publishes; and what this CPU runs, asked of what was published
 //! ([`supported`]).

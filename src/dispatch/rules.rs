@@ -87,7 +87,7 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
 }
 
 /// The copy threshold the crate derives from `cpu` when nothing overrides it (see the rules
-/// on `default_thresholds` in `src/cpu/rules.rs`): the L2 size on Intel parts with a non-inclusive
+/// on `default_thresholds` in `src/dispatch/rules.rs`): the L2 size on Intel parts with a non-inclusive
 /// L3; else a quarter of one last-level cache instance (half of it with an L2 of 1 MiB or more,
 /// as on AMD Zen 4), at least twice the L2; never below 1 MiB, 4 MiB without cache figures.
 ///
@@ -145,9 +145,6 @@ fn default_rep_movsb(cpu: &Cpu) -> usize {
     }
 }
 
-/// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS). Measured on
-/// the Xeon VM (Ice Lake-class, ERMS+FSRM; interleaved medians, hot destination, word loop time
-/// ÷ `rep stosb` time): 0.72 at 256 B, 0.91 at 640 B, 1.10 at 768 B, 1.4-1.6 at 1 KiB, 4.8 at
-/// 4-16 KiB, 1.3-1.5 at 64 KiB-1 MiB, 1.06-1.29 at 4-64 MiB. Linux's `memset` uses it at every
-/// size on ERMS CPUs; glibc from 2 KiB against vector loops.
+/// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS): where the
+/// string store overtakes a loop that stores 8 bytes at a time (docs/bare-metal.md has the run).
 const WORD_FILL_REP: usize = 1024;

@@ -12,7 +12,7 @@ use crate::cpu::FlushOp;
 use crate::kernel::gather::{At, Gather, Seg};
 
 /// One engine's entry points, one per store kind, for copy, fill and checksum-and-copy: a
-/// register set's own table ([`VARIANTS`]), or one composed of two of them ([`composed`]).
+/// register set's own table ([`BACKENDS`], [`OVERLAP`]), or one composed of two of them ([`composed`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Kernels {
     /// What runs each job.
@@ -313,7 +313,7 @@ pub(crate) fn runnable_engines(n: usize) -> usize {
 
 /// The table for `engine`, if this target compiles its backends: the temporal job's entry points
 /// from `engine.temporal`'s table, the streaming job's from `engine.stream`'s, each with
-/// `engine.edges` (see [`crate::engine`]). Whether the CPU runs it is the caller's check.
+/// `engine.edges` (see [`Engine`]). Whether the CPU runs it is the caller's check.
 pub(crate) fn composed(engine: Engine) -> Option<&'static Kernels> {
     let t = POSITION[engine.temporal as usize] as usize;
     let s = POSITION[engine.stream as usize] as usize;

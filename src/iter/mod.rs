@@ -65,7 +65,7 @@
 //! streams the whole lines inside each destination segment and writes lines shared with another
 //! segment, or partially covered, with ordinary stores; again one fence per call. No line is
 //! written with both kinds of store in one call. Calls moving fewer than 1 KiB in total use
-//! ordinary stores, as [`crate::copy`] does.
+//! ordinary stores, as [`crate::copy()`] does.
 //!
 //! # Bad input
 //! Advancing past the end, reverting past the start, re-expanding beyond the segments, segments

@@ -631,7 +631,7 @@ pub(crate) unsafe fn gather_segs<V: Checksum, const SUM: bool>(
 /// is only a hint). No fence.
 ///
 /// # Safety
-/// As [`gather_append`]; `whole` ends where the writer's bytes end and holds them; `flush`
+/// As [`append`]; `whole` ends where the writer's bytes end and holds them; `flush`
 /// supported by this CPU.
 #[inline(always)]
 pub(crate) unsafe fn gather_finish<V: Vector>(

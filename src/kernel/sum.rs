@@ -288,7 +288,7 @@ unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, k: usize) -> u64 {
 /// general-purpose registers, each word handed to the sink from the register it was summed
 /// from. Not folded.
 ///
-/// Linux's `csum_partial` (arch/x86/lib/csum-partial_64.c) in portable code: words are added in
+/// Linux's `csum_partial` (`linux/arch/x86/lib/csum-partial_64.c`) in portable code: words are added in
 /// carry chains ([`chain`]: `add`, then `adc` from memory on x86_64, `adds`/`adcs` on aarch64,
 /// 32-bit add-with-carry pairs on 32-bit targets), each chain's carry out counted on the side.
 /// Two chains: the first 32 bytes of every 64-byte block go to one sum, the last 32 to the
