@@ -4,14 +4,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::calibrate::Calibration;
 use crate::findings::Finding;
-use crate::frames::Frames;
 use crate::machine::Machine;
 use crate::measure::Cell;
-use crate::mixes::Mixes;
-use crate::pollution::Pollution;
-use crate::seed::Seed;
+use crate::sections::calibrate::Calibration;
+use crate::sections::frames::Frames;
+use crate::sections::mixes::Mixes;
+use crate::sections::pollution::Pollution;
+use crate::sections::seed::Seed;
+use crate::text::out;
 
 /// Everything a run measured.
 #[derive(Serialize)]
@@ -73,4 +74,14 @@ pub struct Only {
 pub fn write(report: &impl Serialize, path: &Path) -> Result<(), String> {
     let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The run's last lines: how long it took, then the JSON written to `path` if one was asked for.
+pub fn done(report: &impl Serialize, seconds: f64, path: Option<&Path>) -> Result<(), String> {
+    out(&format!("Done in {seconds:.0} s.\n"));
+    if let Some(path) = path {
+        write(report, path)?;
+        out(&format!("JSON: {}\n", path.display()));
+    }
+    Ok(())
 }

@@ -4,26 +4,22 @@
 //! cachecopy is slower than its baseline, as text, JSON and SVG; `cachecopy compare A B` lists
 //! the figures that moved between two runs' JSON; `--help` lists the flags.
 //!
-//! Each section is a module that measures and prints (`section`); `text` formats for all of
-//! them, `measure` times, `session` holds what they share, `findings` what each measured
-//! against its baseline.
+//! Each section is a module of `sections/` that measures and prints (`section`); beside them the
+//! infrastructure they share: `session` (what a run holds), `plan` (what to measure),
+//! `machine` (section 1: what the machine is), `measure` (timing), `stats`, `text`
+//! (formatting), `findings` (every figure against its baseline), `json` and `plot` (the
+//! files), `cli` (the flags) and `compare` (the subcommand).
 
-mod bandwidth;
-mod calibrate;
 mod cli;
+mod compare;
 mod findings;
-mod frames;
 mod json;
 mod machine;
 mod measure;
-mod mixes;
-mod moves;
 mod plan;
 mod plot;
-mod pollution;
-mod seed;
+mod sections;
 mod session;
-mod small;
 mod stats;
 mod text;
 
@@ -31,6 +27,7 @@ use std::time::Instant;
 
 use cli::{Command, Options, Scale};
 use measure::Kind;
+use sections::{bandwidth, calibrate, frames, mixes, moves, pollution, seed, slower, small};
 use session::Session;
 use text::out;
 
@@ -52,7 +49,7 @@ fn run() -> i32 {
                 1
             }
         },
-        Ok(Command::Compare(a, b)) => match findings::compare(&a, &b, 3.0) {
+        Ok(Command::Compare(a, b)) => match compare::compare(&a, &b, 3.0) {
             Ok(text) => {
                 out(&text);
                 0
@@ -94,13 +91,12 @@ fn report(o: &Options) -> Result<(), String> {
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
-    findings::register_frames(&frames, &mut s.findings);
     small::section(&mut s);
     let mixes = mixes::section(&mut s, o.libmem.as_deref());
     moves::section(&mut s);
     let iterations = s.plan.samples;
     let findings = s.finish();
-    out(&findings::section(&findings));
+    out(&slower::section(&findings));
 
     let report = json::Report {
         cachecopy: version,
@@ -120,11 +116,7 @@ fn report(o: &Options) -> Result<(), String> {
         slower_here: findings.slower(),
         findings: findings.all().to_vec(),
     };
-    out(&format!("Done in {:.0} s.\n", report.seconds));
-    if let Some(path) = &o.json {
-        json::write(&report, path)?;
-        out(&format!("JSON: {}\n", path.display()));
-    }
+    json::done(&report, report.seconds, o.json.as_deref())?;
     if let Some(path) = &o.svg {
         plot::write(&report, path)?;
         out(&format!("SVG: {}\n", path.display()));
@@ -157,7 +149,7 @@ fn report_only(
     }
     let machine = s.machine.clone();
     let findings = s.finish();
-    out(&findings::section(&findings));
+    out(&slower::section(&findings));
     let report = json::Only {
         cachecopy: env!("CARGO_PKG_VERSION"),
         date,
@@ -169,10 +161,6 @@ fn report_only(
         slower_here: findings.slower(),
         findings: findings.all().to_vec(),
     };
-    out(&format!("Done in {:.0} s.\n", report.seconds));
-    if let Some(path) = &o.json {
-        json::write(&report, path)?;
-        out(&format!("JSON: {}\n", path.display()));
-    }
+    json::done(&report, report.seconds, o.json.as_deref())?;
     Ok(())
 }

@@ -26,6 +26,7 @@ use cachecopy::iter::{IoVec, Source};
 use cachecopy::{Engine, Mode};
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
+use crate::findings::Findings;
 use crate::machine::Machine;
 use crate::measure::Buf;
 use crate::session::Session;
@@ -352,6 +353,7 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
         engines,
         check: EngineCheck::of(lib),
     };
+    register(&frames, &mut s.findings);
     s.print(&print(&frames));
     frames
 }
@@ -563,6 +565,37 @@ fn short(shape: &str) -> &'static str {
     }
 }
 
+/// Registers sections 7 and 7b (frames into rings, each variant against glibc `memcpy` of the
+/// same pieces): `Temporal` and the batched `NonTemporal` copies and gather held to it, per-frame
+/// `NonTemporal` (a fence per frame, the cost batching avoids) kept for `compare` only. On the
+/// hot ring (one batch, in the L2) only `Temporal` is held: there glibc's stores stay in the
+/// cache while a streaming builder's go to memory, so its figure is the larger of its CPU cost
+/// and the write limit, and loses to glibc by design. 7b's rows name their engine.
+pub fn register(f: &Frames, out: &mut Findings) {
+    let hot = f.batch * f.slot;
+    let mut add = |section: &str, row: &Row, names: &[String], engine: &str| {
+        // `names[i]` goes with the figures' `i`; 0 and 1 are glibc and the limit.
+        for (i, name) in names.iter().enumerate().skip(2) {
+            let (Some(r), Some(_)) = (row.vs_glibc.get(i), row.ns_per_frame.get(i)) else {
+                continue;
+            };
+            let shape = format!("{} ring, {}", text::size(row.ring), row.shape);
+            let op = format!("frames {name}{engine}");
+            let held = name == "Temporal" || (row.ring > hot && name != "NonTemporal");
+            out.add(section, op, "memcpy", shape, r.recip()).target = held;
+        }
+    };
+    for row in &f.rows {
+        add("7", row, &row.variants, "");
+    }
+    for row in &f.engines {
+        let Some((engine, names)) = row.variants.split_first() else {
+            continue;
+        };
+        add("7b", row, names, &format!(" ({engine})"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,7 +692,7 @@ mod tests {
         let cold = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
         let f = frames_of(vec![hot, cold], Vec::new());
         let mut out = crate::findings::Findings::default();
-        crate::findings::register_frames(&f, &mut out);
+        register(&f, &mut out);
         let held: Vec<(String, bool)> = out
             .all()
             .iter()
