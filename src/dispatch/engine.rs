@@ -211,27 +211,18 @@ pub(crate) fn candidates(runnable: &[Backend]) -> impl Iterator<Item = Engine> +
 pub(crate) type Reason = &'static str;
 
 /// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
-/// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more:
+/// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more;
+/// docs/engine.md ("The rules and the runs behind them") has the runs:
 ///
-/// - **AMD family 25 with AVX-512 (Zen 4; every family-25 part with AVX-512 is Zen 4)**: AVX2
-///   for both jobs. On the Zen 4 VM (family 25 model 17) transmit frames (42-byte header,
-///   payload at offset 42, batched into a ring larger than the L3) took 94-95 ns per frame on
-///   the AVX-512 backend and 62 ns on AVX2, where a plain loop streaming the same lines took
-///   55-63 ns; `examples/udp_tx` ran batched NonTemporal at 0.64x of Temporal on AVX-512 and
-///   1.21x on AVX2, and Temporal itself 12-25 % faster on AVX2. A byte-masked store into a line
-///   not in cache costs about 25 ns more than ordinary stores there (issue 20's C probe;
-///   `docs/engine.md`, `docs/machines/`). 256-bit registers are Zen 4's native width (512-bit
-///   operations are split in two), so AVX2 gives up no bandwidth.
-/// - **Intel family 6 model 207 (Emerald Rapids class)**: AVX-512 for both jobs, overlapping
-///   edges. On the Intel Xeon VM (family 6 model 207) a masked store into a cold line cost 3-5x
-///   the overlapping unmasked pair (`examples/store_probe`, table A), and whole frames built
-///   with masked edges ran slower than with overlapping ones (table B); the 512-bit bodies run
-///   at least as fast as 256-bit ones there (docs/engine.md).
-/// - **Any other CPU with AVX-512** (AMD Zen 5, family 26, with full-width 512-bit datapaths;
-///   other Intel models; other vendors): a stated default, backed by no run here: the widest
-///   backend with overlapping edges (both AVX-512 CPUs measured lost with masked edges). The
-///   reason says so, the report prints it, and `calibrate()` (whose engine check compares every
-///   register set on frames) is what decides there.
+/// - **AMD family 25 with AVX-512 (Zen 4)**: AVX2 for both jobs, overlapping edges. Transmit
+///   frames ran slower on the AVX-512 backend than on AVX2 there, and 256-bit registers are
+///   Zen 4's native width (512-bit operations are split in two), so AVX2 gives up nothing.
+/// - **Intel family 6 model 207**: AVX-512 for both jobs, overlapping edges: a masked store into
+///   a line not in cache cost more than the overlapping unmasked pair, and the 512-bit bodies
+///   were no slower than 256-bit ones.
+/// - **Any other CPU with AVX-512**: a stated default that no run here backs, the widest backend
+///   with overlapping edges (every AVX-512 CPU measured lost with masked ones); the reason says
+///   so, and `calibrate()`, whose engine check compares every register set on frames, decides.
 /// - **Everything else**: the widest backend, overlapping edges (no other register set has
 ///   byte masks).
 pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
