@@ -103,7 +103,7 @@ pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::engine::{Backend, Edges, Engine};
 pub use dispatch::rules::default_nt_threshold;
 pub use dispatch::supported::Unsupported;
-pub use dispatch::tune::Tuning;
+pub use dispatch::tune::{Small, Tuning};
 pub use dispatch::{cpu, engine, tuning};
 pub use mode::{Mode, UnknownMode};
 pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};

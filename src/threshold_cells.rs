@@ -8,7 +8,7 @@
 //! A leaf below every layer that reads them, so the kernels reach their two without an arrow
 //! climbing to the record that writes them ([`crate::dispatch::tune`]).
 
-use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicU8, AtomicUsize};
 
 /// Not yet initialised (also "never" for a threshold: no length reaches it).
 ///
@@ -37,3 +37,13 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// From this many bytes `Temporal` copies use the CPU's string move (x86 `rep movsb`);
 /// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
+
+/// Which short calls at the call site (`kernel::small`) run the masked class: [`MASKED_FILLS`]
+/// and [`MASKED_COPIES`] bits, from the record's `Small` (`dispatch::tune`); none before
+/// detection. Read relaxed on every short call: every value is correct on a CPU that runs the
+/// masked class (detection sets bits only there), so a call racing the store runs either.
+pub(crate) static SMALL: AtomicU8 = AtomicU8::new(0);
+/// [`SMALL`]'s bit for fills.
+pub(crate) const MASKED_FILLS: u8 = 1;
+/// [`SMALL`]'s bit for copies.
+pub(crate) const MASKED_COPIES: u8 = 2;

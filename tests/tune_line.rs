@@ -256,13 +256,24 @@ fn the_records_line_sets_every_choice_again() {
     let (again, err) = child_tuning(&[("CACHECOPY_TUNE", &builtin)]);
     assert_eq!(again, builtin);
     assert_eq!(err, "");
-    // Every field is set by the line; the flush instruction too ("fence only" runs anywhere).
-    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only");
+    // Every field is set by the line; the flush instruction too ("fence only" runs anywhere),
+    // and the small calls' classes (`plain` runs anywhere).
+    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only,small=plain");
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &line)]);
     assert!(got.starts_with("nt=4M,"), "{got}");
     assert!(
-        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only"),
+        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only,small=plain"),
         "{got}"
     );
     assert_eq!(err, "");
+    // The masked classes only where the CPU runs them; elsewhere the field is refused.
+    let masks = common::runs_masked_small();
+    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked")]);
+    if masks {
+        assert!(got.ends_with(",small=masked"), "{got}");
+        assert_eq!(err, "");
+    } else {
+        assert!(got.ends_with(",small=plain"), "{got}");
+        assert!(err.contains("small=masked"), "{err}");
+    }
 }

@@ -11,6 +11,8 @@ mod avx2;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod avx512;
 mod cpu;
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only), not(miri)))]
+pub(crate) mod masked;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod sse2;
 

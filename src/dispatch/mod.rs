@@ -23,7 +23,7 @@ pub(crate) mod table;
 pub(crate) mod tune;
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::cpu::{Cpu, FlushOp};
@@ -31,7 +31,7 @@ use crate::kernel::STREAM_MIN;
 use crate::threshold_cells;
 use engine::{Backend, Engine};
 use table::{Kernels, BACKENDS, NAMES};
-use tune::{Runs, Tuning};
+use tune::{Runs, Small, Tuning};
 
 /// Detects the CPU: features (with the OS state they need), cache geometry and the flush
 /// instruction.
@@ -265,6 +265,26 @@ pub(crate) fn flush_supported(op: FlushOp) -> bool {
     FLUSH_SUPPORTED.load(Ordering::Relaxed) & (1 << op.index()) != 0
 }
 
+/// Whether this CPU has what the masked small class needs beyond its record's AVX-512
+/// (`rules::masked_small`): BMI2.
+fn masked_small_runs() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(
+            target_arch = "x86_64",
+            target_feature = "sse2",
+            not(cachecopy_integer_only),
+            not(miri)
+        ))] {
+            arch::masked::runs()
+        } else {
+            false
+        }
+    }
+}
+
+/// Whether this CPU runs the masked small class (set at detection).
+static MASKS: AtomicBool = AtomicBool::new(false);
+
 #[cold]
 #[inline(never)]
 fn init() -> &'static Kernels {
@@ -274,9 +294,12 @@ fn init() -> &'static Kernels {
     ENGINES.store(table::runnable_engines(n), Ordering::Relaxed);
     let mask = cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index());
     FLUSH_SUPPORTED.store(mask, Ordering::Relaxed);
+    let masks = rules::masked_small(&cpu) && masked_small_runs();
+    MASKS.store(masks, Ordering::Relaxed);
     let runs = Runs {
         backends: &NAMES[..n],
         flush: mask,
+        masks,
     };
     let mut t = rules::rule(&cpu, NAMES[n - 1]);
     let calibrate = t.read_env(&runs);
@@ -316,6 +339,14 @@ pub(crate) struct FirstUse;
 /// record is correct, so a copy racing this runs with the old or the new one.
 pub(crate) fn publish(t: &Tuning, first: bool) -> &'static Kernels {
     FLUSH.store(t.flush.index(), Ordering::Relaxed);
+    // A masked class only where the CPU runs it (every writer's record was checked against
+    // `MASKS`; this keeps a hand-built one honest too).
+    let small = if MASKS.load(Ordering::Relaxed) {
+        t.small.bits()
+    } else {
+        0
+    };
+    threshold_cells::SMALL.store(small, Ordering::Relaxed);
     t.store_thresholds(first);
     refresh_bounds();
     let n = SUPPORTED.load(Ordering::Relaxed);
@@ -345,6 +376,7 @@ pub fn tuning() -> Tuning {
         fill_nt: 0,
         rep_movsb: 0,
         fill_rep: 0,
+        small: Small::from_bits(threshold_cells::SMALL.load(Ordering::Relaxed)),
     };
     t.load_thresholds();
     t

@@ -4,7 +4,7 @@
 
 use super::engine::{self, Backend, Engine};
 use super::table;
-use super::tune::Tuning;
+use super::tune::{Small, Tuning};
 use crate::cpu::Cpu;
 
 impl Engine {
@@ -35,6 +35,38 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         fill_nt,
         rep_movsb: default_rep_movsb(cpu),
         fill_rep: default_fill_rep(cpu, widest),
+        small: default_small(cpu),
+    }
+}
+
+/// Whether `cpu`'s record has what the masked small class needs (`arch/x86_64/masked.rs`):
+/// AVX-512 F and BW with the OS saving their state. Detection also asks that the build can run
+/// it (x86_64 with vector registers, not Miri) and the CPU for BMI2, which the record does not
+/// list; where either fails, dispatch publishes the plain classes whatever the rule says.
+pub(crate) fn masked_small(cpu: &Cpu) -> bool {
+    let f = &cpu.features;
+    cpu.arch == "x86_64" && f.avx512f && f.avx512bw
+}
+
+/// How calls of 0 to 64 bytes are made at the call site, by CPU, each rule as wide as its runs
+/// (docs/small-calls.md, "Sizes that change every call"):
+///
+/// - **Intel family 6 model 167 (run: family 6 model 167, docs/machines/intel-xeon-f6m167.md)**:
+///   [`Small::MaskedFills`]. With sizes that change every call the plain classes mispredict
+///   their compares and one masked store has none to mispredict: masked fills led the plain
+///   classes and matched or led glibc's `memset` (itself one masked store there) on every size
+///   mix run. Masked copies led too where the source was not written just before, but a masked
+///   load waits for the earlier stores into its page there, so a copy out of a header just
+///   built on the stack ran slower than glibc's `memcpy`: copies keep the plain classes.
+/// - **Every other CPU**: [`Small::Plain`]. The other AVX-512 CPUs met (Intel model 207, AMD
+///   Zen 4) have no run of the masked class; glibc's and AMD LibMem's masked classes led ours
+///   on Zen 4's size mixes, so masks may win there too, but no run of this code says so.
+///   `CACHECOPY_TUNE=small=masked-fills` (or `masked`) tries it on any CPU that runs it.
+fn default_small(cpu: &Cpu) -> Small {
+    if masked_small(cpu) && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
+        Small::MaskedFills
+    } else {
+        Small::Plain
     }
 }
 

@@ -22,7 +22,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
-use crate::threshold_cells::{stored, COPY_NT, FILL_NT, FILL_REP, REP_MOVSB, UNSET};
+use crate::threshold_cells::{
+    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_COPIES, MASKED_FILLS, REP_MOVSB, UNSET,
+};
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -97,6 +99,72 @@ pub struct Tuning {
     pub rep_movsb: usize,
     /// From this many bytes `Temporal` fills use x86 `rep stosb` (`fill_rep=`).
     pub fill_rep: usize,
+    /// How calls of 0 to 64 bytes are made at the call site (`small=plain`, `masked-fills` or
+    /// `masked`).
+    pub small: Small,
+}
+
+/// How the dispatched entry points move 0 to 64 bytes at the call site (`copy_raw`, `fill_raw`
+/// and every entry built on them; moves always take the plain classes): see
+/// `docs/small-calls.md` for the runs behind each CPU's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Small {
+    /// Size classes on the baseline register (SSE2 on x86_64, NEON on aarch64, the word
+    /// elsewhere): a few compares pick the class, each then a straight line of loads and
+    /// stores.
+    Plain,
+    /// Fills take one AVX-512 byte-masked store for every length from 0 to 64 bytes (no
+    /// compare between those lengths, so nothing to mispredict when the size changes every
+    /// call); copies keep the plain classes. Needs AVX-512 F and BW and BMI2; inline assembly
+    /// at the call site, so the caller needs no target feature.
+    MaskedFills,
+    /// As [`Small::MaskedFills`], and copies take one masked load and store. A masked load
+    /// waits for earlier stores into its page to complete on some CPUs, so a copy out of bytes
+    /// written just before (a header built on the stack) can be slower than the plain classes.
+    Masked,
+}
+
+impl Small {
+    /// `"plain"`, `"masked-fills"` or `"masked"`, as `CACHECOPY_TUNE`'s `small=` spells them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Small::Plain => "plain",
+            Small::MaskedFills => "masked-fills",
+            Small::Masked => "masked",
+        }
+    }
+
+    /// The choice with this name (ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<Small> {
+        [Small::Plain, Small::MaskedFills, Small::Masked]
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The `threshold_cells::SMALL` bits of this choice.
+    pub(crate) fn bits(self) -> u8 {
+        match self {
+            Small::Plain => 0,
+            Small::MaskedFills => MASKED_FILLS,
+            Small::Masked => MASKED_FILLS | MASKED_COPIES,
+        }
+    }
+
+    /// The choice with these `threshold_cells::SMALL` bits.
+    pub(crate) fn from_bits(bits: u8) -> Small {
+        match bits {
+            0 => Small::Plain,
+            MASKED_FILLS => Small::MaskedFills,
+            _ => Small::Masked,
+        }
+    }
+}
+
+impl fmt::Display for Small {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What one field's value is, and how it is read and written.
@@ -110,6 +178,8 @@ pub(crate) enum Kind {
     Edges,
     /// A flush instruction this CPU runs, by [`FlushOp::name`].
     Flush,
+    /// `plain`, or `masked-fills` and `masked` where this CPU runs the masked class.
+    Small,
 }
 
 /// One field's value.
@@ -119,6 +189,7 @@ pub(crate) enum Value {
     Backend(Backend),
     Edges(Edges),
     Flush(FlushOp),
+    Small(Small),
 }
 
 impl fmt::Display for Value {
@@ -128,6 +199,7 @@ impl fmt::Display for Value {
             Value::Backend(b) => f.write_str(b.name()),
             Value::Edges(e) => f.write_str(e.name()),
             Value::Flush(op) => f.write_str(op.name()),
+            Value::Small(s) => f.write_str(s.name()),
         }
     }
 }
@@ -138,6 +210,8 @@ pub(crate) struct Runs<'a> {
     pub(crate) backends: &'a [Backend],
     /// One bit per [`FlushOp::index`].
     pub(crate) flush: u8,
+    /// Whether this CPU runs the masked small class ([`Small::MaskedFills`], [`Small::Masked`]).
+    pub(crate) masks: bool,
 }
 
 impl Kind {
@@ -156,6 +230,10 @@ impl Kind {
                 .find(|op| name.is_some_and(|n| op.name().eq_ignore_ascii_case(n)))
                 .filter(|op| runs.flush & (1 << op.index()) != 0)
                 .map(Value::Flush),
+            Kind::Small => name
+                .and_then(Small::from_name)
+                .filter(|&s| s == Small::Plain || runs.masks)
+                .map(Value::Small),
         }
     }
 }
@@ -189,6 +267,8 @@ impl fmt::Display for Expected<'_> {
                         .map(FlushOp::name),
                 )
             }
+            Kind::Small if self.1.masks => f.write_str("plain, masked-fills or masked"),
+            Kind::Small => f.write_str("plain (this CPU does not run the masked class)"),
         }
     }
 }
@@ -254,7 +334,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 9] = [
+pub(crate) static FIELDS: [Field; 10] = [
     size!("nt", c"CACHECOPY_NT_THRESHOLD", nt, Some(FILL)),
     size!("fill_nt", c"CACHECOPY_FILL_NT_THRESHOLD", fill_nt, None),
     size!(
@@ -294,6 +374,18 @@ pub(crate) static FIELDS: [Field; 9] = [
         kind: Kind::Flush,
         set: |t, v| t.flush = v.flush(t.flush),
         get: Some(|t| Value::Flush(t.flush)),
+    },
+    Field {
+        name: "small",
+        var: None,
+        var_also: None,
+        kind: Kind::Small,
+        set: |t, v| {
+            if let Value::Small(s) = v {
+                t.small = s;
+            }
+        },
+        get: Some(|t| Value::Small(t.small)),
     },
 ];
 

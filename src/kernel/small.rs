@@ -14,11 +14,15 @@
 //! | aarch64 with NEON                                         | `uint8x16_t`                 | 64 B          |
 //! | `--cfg cachecopy_integer_only`, soft-float, other targets | the word (`u64`, an `x` pair on aarch64) | 4 words |
 //!
-//! The classes are [`temporal`]'s for that register `W`: below 16 bytes two overlapping scalar
-//! moves (8, 4, 2 bytes, or one byte), two overlapping registers up to `2W`, four up to `4W`,
-//! every register loaded before the first store. These are glibc's `memmove-vec-unaligned-erms`
-//! classes (overlapping pairs for 4-7, 8-15, 16-31 and 32-63 bytes) and LLVM libc's
-//! `inline_memcpy` head-and-tail classes. The inline path stops at four registers because that
+//! The plain classes ([`classes`]) are built for sizes that change every call: overlapping
+//! windows whose offsets are computed from the length rather than picked by compares (four
+//! 4-byte words for 4-15 bytes, three bytes below 4, a pair of registers up to `2W`, four up to
+//! `4W`), every register loaded before the first store. Where the per-CPU record says so
+//! (`dispatch::tune::Small`, an AVX-512 CPU measured to gain from it), fills (and, asked for, copies)
+//! take one byte-masked move instead, with no compare between lengths at all
+//! (`arch::x86_64::masked`, inline assembly, so the call site needs no target feature); moves
+//! never do. docs/small-calls.md, "Sizes that change every call", has the runs. The inline
+//! path stops at four registers because that
 //! is where it stops needing no more stores than the widest register behind the table: from 65
 //! bytes SSE2 needs eight 16-byte stores where AVX2 and glibc need four 32-byte ones, and into
 //! a cold destination, where every store waits in the store queue for its line, the eight ran
@@ -37,7 +41,8 @@
 //! `copy_with(backend, ..)`, `copy_with_engine` and `copy_within_with_engine` run exactly the
 //! requested backend at every size, so the backends stay comparable.
 
-use super::{temporal, ByteSource, Mem, Splat, STREAM_MIN};
+use super::{ByteSource, Mem, Splat, STREAM_MIN};
+use crate::vector::Vector;
 
 cfg_if::cfg_if! {
     if #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(cachecopy_integer_only)))] {
@@ -54,19 +59,53 @@ cfg_if::cfg_if! {
 
 /// The longest copy or fill done at the call site: four baseline registers (see the module
 /// documentation for why not eight).
-pub(crate) const MAX: usize = 4 * <Base as crate::vector::Vector>::BYTES;
+pub(crate) const MAX: usize = 4 * Base::BYTES;
 const _: () = assert!(MAX < STREAM_MIN);
 
-/// Copies `len <= MAX` bytes with the baseline register's straight-line classes.
+/// Whether this call takes the masked class (`arch::masked`): where the record's `Small` sets
+/// `bit` of `threshold_cells::SMALL` (only ever on a CPU that runs it) and neither 64-byte window
+/// leaves its page. Never on targets without it or under Miri, which runs no assembly.
+#[inline(always)]
+fn masked(bit: u8, dst: *const u8, src: *const u8) -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(
+            target_arch = "x86_64",
+            target_feature = "sse2",
+            not(cachecopy_integer_only),
+            not(miri)
+        ))] {
+            crate::threshold_cells::SMALL.load(core::sync::atomic::Ordering::Relaxed) & bit != 0
+                && !crate::arch::masked::crosses_page(dst, src)
+        } else {
+            let _ = (bit, dst, src);
+            false
+        }
+    }
+}
+
+/// Copies `len <= MAX` bytes: one masked move where the record says so ([`masked`]), else the
+/// baseline register's straight-line classes.
 ///
 /// # Safety
 /// `src..src + len` readable, `dst..dst + len` writable, the two not overlapping; `len <= MAX`.
 #[inline(always)]
 pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len <= MAX);
-    // SAFETY: forwarded contract; `Base` needs no target feature beyond the target's baseline,
-    // and with `len <= 4 * W` `temporal` takes only its loop-free classes.
-    unsafe { classes(dst, Mem(src), len) }
+    // SAFETY: forwarded contract; the masked move only where the CPU runs it (`masked`), for
+    // `len <= MAX = 64`; `Base` needs no target feature beyond the target's baseline, and with
+    // `len <= 4 * W` `temporal` takes only its loop-free classes.
+    unsafe {
+        #[cfg(all(
+            target_arch = "x86_64",
+            target_feature = "sse2",
+            not(cachecopy_integer_only),
+            not(miri)
+        ))]
+        if masked(crate::threshold_cells::MASKED_COPIES, dst, src) {
+            return crate::arch::masked::copy(dst, src, len);
+        }
+        classes(dst, Mem(src), len)
+    }
 }
 
 /// Moves `len <= MAX` bytes whose ranges may overlap (`memmove`), with the same classes as
@@ -83,6 +122,8 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
 pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len <= MAX);
     // SAFETY: as `copy`; overlap is allowed because every class loads before it stores (above).
+    // Moves keep the plain classes whatever the record says: a masked load waits for earlier
+    // stores into its page, and a move's source page is the one it last wrote.
     unsafe { classes(dst, Mem(src), len) }
 }
 
@@ -94,15 +135,96 @@ pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
 pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
     debug_assert!(len <= MAX);
     // SAFETY: as `copy`, with a splatted byte for a source.
-    unsafe { classes(dst, Splat(byte), len) }
+    unsafe {
+        #[cfg(all(
+            target_arch = "x86_64",
+            target_feature = "sse2",
+            not(cachecopy_integer_only),
+            not(miri)
+        ))]
+        if masked(crate::threshold_cells::MASKED_FILLS, dst, dst) {
+            return crate::arch::masked::fill(dst, byte, len);
+        }
+        classes(dst, Splat(byte), len)
+    }
 }
 
+/// The plain classes for `len <= MAX = 4W` (`W` the baseline register's width), with few
+/// compares, so that a size that changes every call has few to mispredict (LLVM libc's and
+/// glibc's classes, merged below `W` where one overlapping shape covers several):
+/// - `W..=2W`: the first and the last register;
+/// - `2W..=4W`: four registers at `0`, `d`, `len - W - d` and `len - W`, with
+///   `d = (len / 2W) * W` computed, not branched on;
+/// - `4..W`: four 4-byte words the same way, `d = (len / 8) * 4` (8, 4 and 2-byte pairs were
+///   three more compares);
+/// - `1..4`: the bytes at `0`, `len / 2` and `len - 1`;
+/// - `0`: nothing.
+///
+/// The pair at `W..=2W` is a compare the four registers would save: it keeps calls that repeat
+/// one size there at two stores (docs/small-calls.md, "Sizes that change every call").
+///
+/// Every byte of `0..len` lies in one of the windows and every window lies in `0..len`; every
+/// class loads all it moves before its first store, so overlapping ranges move right too.
+///
 /// # Safety
-/// As [`copy`], for any [`ByteSource`].
+/// As [`copy`] (overlap allowed), for any [`ByteSource`].
 #[inline(always)]
 unsafe fn classes<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
+    let w = Base::BYTES;
+    debug_assert!(len <= 4 * w);
+    // SAFETY: (whole body) with `W <= len <= 4W`, `d <= len - W` (`d = 0` below `2W`, `W`
+    // below `4W`, `2W` at `4W`), so every window `[x, x + W)` lies in `0..len`, and
+    // `[0, d + W)` with `[len - W - d, len)` covers it since `len - W - d <= d + W`. The same
+    // holds for 4-byte words with `4 <= len < W <= 16` (`d` is 0 below 8, 4 below 16). The
+    // bytes at `0`, `len / 2`, `len - 1` lie in `0..len` for `len >= 1` and cover it for
+    // `len <= 3`.
+    unsafe {
+        if len >= w {
+            if len <= 2 * w {
+                let a = src.vector::<Base>(0);
+                let e = src.vector::<Base>(len - w);
+                a.store(dst);
+                e.store(dst.add(len - w));
+                return;
+            }
+            let d = len / (2 * w) * w;
+            let a = src.vector::<Base>(0);
+            let b = src.vector::<Base>(d);
+            let c = src.vector::<Base>(len - w - d);
+            let e = src.vector::<Base>(len - w);
+            a.store(dst);
+            b.store(dst.add(d));
+            c.store(dst.add(len - w - d));
+            e.store(dst.add(len - w));
+        } else if len >= 4 {
+            let d = len / 8 * 4;
+            let a = src.scalar::<u32>(0);
+            let b = src.scalar::<u32>(d);
+            let c = src.scalar::<u32>(len - 4 - d);
+            let e = src.scalar::<u32>(len - 4);
+            put(dst, 0, a);
+            put(dst, d, b);
+            put(dst, len - 4 - d, c);
+            put(dst, len - 4, e);
+        } else if len != 0 {
+            let a = src.scalar::<u8>(0);
+            let b = src.scalar::<u8>(len / 2);
+            let c = src.scalar::<u8>(len - 1);
+            put(dst, 0, a);
+            put(dst, len / 2, b);
+            put(dst, len - 1, c);
+        }
+    }
+}
+
+/// Stores `v` at `dst + off`, unaligned.
+///
+/// # Safety
+/// `dst + off .. dst + off + size_of::<T>()` writable.
+#[inline(always)]
+unsafe fn put<T: Copy>(dst: *mut u8, off: usize, v: T) {
     // SAFETY: forwarded contract.
-    unsafe { temporal::<Base, S>(dst, src, len) }
+    unsafe { dst.add(off).cast::<T>().write_unaligned(v) }
 }
 
 #[cfg(test)]

@@ -468,3 +468,17 @@ macro_rules! quick {
         }
     };
 }
+
+/// Whether this CPU runs the masked small class (`Small::MaskedFills`, `Small::Masked`):
+/// AVX-512 F and BW and BMI2, on an x86_64 build with vector registers, not under Miri.
+pub fn runs_masked_small() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(cachecopy_integer_only), not(miri)))]
+    {
+        let f = cachecopy::cpu().features;
+        f.avx512f && f.avx512bw && std::arch::is_x86_feature_detected!("bmi2")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(cachecopy_integer_only), not(miri))))]
+    {
+        false
+    }
+}

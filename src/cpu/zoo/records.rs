@@ -116,6 +116,20 @@ const ZEN4_DOC: &str = "docs/machines/amd-epyc-zen4-f25m17.md";
 const XEON207_DOC: &str = "docs/machines/intel-xeon-f6m207.md";
 const XEON167_DOC: &str = "docs/machines/intel-xeon-f6m167.md";
 
+/// The small calls' classes: where each CPU kind's choice is stated, with its runs.
+const SMALL_DOC: &str = "docs/small-calls.md";
+/// `small=plain` on an AVX-512 CPU without a run of the masked class.
+const SMALL_UNRUN: &[Quote] = &[q(
+    SMALL_DOC,
+    "| Intel family 6 model 207, AMD Zen 4 (AVX-512) | `plain` | a stated default: no run of \
+     the masked class there",
+)];
+/// `small=plain` without AVX-512.
+const SMALL_NO_MASKS: &[Quote] = &[q(
+    SMALL_DOC,
+    "| Zen 3, AVX2-only, aarch64, word-only builds | `plain` | no masks |",
+)];
+
 /// Every record.
 pub(super) static ZOO: &[Record] = &[
     // AMD EPYC Zen 3 (Milan), the project's first machine: no dump, rebuilt from its runs.
@@ -193,6 +207,7 @@ pub(super) static ZOO: &[Record] = &[
                 )]),
             ),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
         ],
     },
     // AMD EPYC Zen 4 (Genoa) with AVX-512 exposed: the raw dump of 2026-12-04.
@@ -273,6 +288,7 @@ pub(super) static ZOO: &[Record] = &[
                 ]),
             ),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // The same Zen 4 with AVX-512 hidden by the hypervisor: the dump's CPU without the
@@ -340,6 +356,7 @@ pub(super) static ZOO: &[Record] = &[
             ),
             e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
         ],
     },
     // Intel Xeon family 6 model 207 (Emerald Rapids class), twice: no dump, rebuilt from its
@@ -445,6 +462,7 @@ pub(super) static ZOO: &[Record] = &[
                 ]),
             ),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // Intel Xeon family 6 model 167, this session's CPU: the raw dump.
@@ -550,6 +568,16 @@ pub(super) static ZOO: &[Record] = &[
                 ]),
             ),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e(
+                "small=masked-fills",
+                Why::Measured(&[
+                    q(SMALL_DOC, "| Intel family 6 model 167 | `masked-fills` | the runs above |"),
+                    q(
+                        XEON167_DOC,
+                        "fill ws   256K uniform 0-64      Glibc   1.91ns  1.00x  T   1.90ns  1.01x",
+                    ),
+                ]),
+            ),
         ],
     },
     // ---------------------------------------------------------------- parts no run covers
@@ -591,6 +619,7 @@ pub(super) static ZOO: &[Record] = &[
             e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
             e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // AMD EPYC 7003X "Milan-X": Zen 3 with a stacked L3, 96 MiB per 8-core CCX.
@@ -630,6 +659,7 @@ pub(super) static ZOO: &[Record] = &[
             e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
             e("fill_rep=48M", Why::Stated(&[AMD_STOSB])),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
         ],
     },
     // AMD EPYC 9004X "Genoa-X": Zen 4 with a stacked L3, 96 MiB per CCD.
@@ -671,6 +701,7 @@ pub(super) static ZOO: &[Record] = &[
             e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
             e("fill_rep=96M", Why::Stated(&[AMD_STOSB])),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // Intel Xeon 6 "Granite Rapids" (family 6 model 173).
@@ -709,6 +740,7 @@ pub(super) static ZOO: &[Record] = &[
             e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
             e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // Intel Xeon 4th generation "Sapphire Rapids" (family 6 model 143).
@@ -748,6 +780,7 @@ pub(super) static ZOO: &[Record] = &[
             e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
             e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
             e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_UNRUN)),
         ],
     },
     // Arm Neoverse N1 as AWS Graviton2: 64 cores, 1 MiB L2 each, 32 MiB system-level cache,
@@ -783,6 +816,7 @@ pub(super) static ZOO: &[Record] = &[
             e("nt=16M,fill_nt=16M", Why::Stated(&[HALF_L3, UNMEASURED])),
             e("rep_movsb=never,fill_rep=never", Why::Stated(NO_STRING)),
             e("flush=dc cvap", Why::Stated(FLUSH_RULE)),
+            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
         ],
     },
 ];

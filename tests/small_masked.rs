@@ -1,0 +1,180 @@
+//! The masked small class (`Small::Masked`: one AVX-512 byte-masked load and store for 0 to 64
+//! bytes at the call site, `arch/x86_64/masked.rs`), forced on with `CACHECOPY_TUNE=small=masked`
+//! before the first call of this process, through every dispatched copy and fill entry point:
+//! every length 0..=130 (the class, its edge and the table past it) at every destination and
+//! source offset within 64 bytes of either guard page (a masked-off byte on a `PROT_NONE` page
+//! must neither fault nor be written), beside canaries; moves keep the plain classes and are
+//! checked at every distance too. Run twice:
+//! - natively by `cargo test`: on a CPU without the masked class the field is refused and the
+//!   same sweep checks the plain classes;
+//! - under Bochs (AVX-512 F/BW/VL, BMI2) by `.ci/run`, where the ignored test asserts that the
+//!   masked class is in force and prints a marker `.ci/run` looks for.
+
+mod common;
+
+use cachecopy::{Mode, Small};
+use common::{miri, pattern, Guarded, CANARY};
+
+/// Sets the field before anything in this process detects the CPU (every test calls this
+/// first; they set the same value).
+fn force_masked() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // No other thread of this process reads the environment before the `Once` completes:
+    // every test waits on it first.
+    ONCE.call_once(|| std::env::set_var("CACHECOPY_TUNE", "small=masked"));
+}
+
+use common::runs_masked_small as runs_masked;
+
+fn lens() -> Vec<usize> {
+    if miri() {
+        vec![0, 1, 3, 4, 15, 16, 31, 32, 63, 64, 65]
+    } else {
+        (0..=130).collect()
+    }
+}
+
+fn gaps() -> Vec<usize> {
+    if miri() {
+        vec![0, 1, 63]
+    } else {
+        (0..64).collect()
+    }
+}
+
+/// Every copy and fill entry point, every length and offset, both buffers flush against a guard
+/// page or `gap` bytes short of it, against the reference; the bytes between the buffer and the
+/// guard keep their canary.
+fn sweep() {
+    let room = 130 + 64;
+    let (mut s, mut d) = (Guarded::new(room), Guarded::new(room));
+    for len in lens() {
+        let want = pattern(len, len as u8);
+        for gap in gaps() {
+            for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {
+                // The source: `len` bytes `gap` bytes away from one guard page.
+                let sbuf = s.at(s_end, len + gap);
+                let src = if s_end {
+                    &mut sbuf[..len]
+                } else {
+                    &mut sbuf[gap..]
+                };
+                src.copy_from_slice(&want);
+                let src: &[u8] = src;
+                for entry in 0..3 {
+                    let dbuf = d.at(d_end, len + gap);
+                    dbuf.fill(CANARY);
+                    let (pad, dst) = if d_end {
+                        let (dst, pad) = dbuf.split_at_mut(len);
+                        (pad, dst)
+                    } else {
+                        dbuf.split_at_mut(gap)
+                    };
+                    // SAFETY (raw forms): live, disjoint buffers of `len` bytes; the unfenced
+                    // form is fenced before the check.
+                    unsafe {
+                        match entry {
+                            0 => cachecopy::copy(dst, src, Mode::Temporal),
+                            1 => cachecopy::copy_raw(
+                                dst.as_mut_ptr(),
+                                src.as_ptr(),
+                                len,
+                                std::hint::black_box(Mode::Auto),
+                            ),
+                            _ => {
+                                cachecopy::copy_raw_unfenced(
+                                    dst.as_mut_ptr(),
+                                    src.as_ptr(),
+                                    len,
+                                    Mode::NonTemporal,
+                                );
+                                cachecopy::fence();
+                            }
+                        }
+                    }
+                    assert_eq!(dst, &want[..], "copy {entry}: {len} B, gap {gap}");
+                    assert!(pad.iter().all(|&b| b == CANARY), "copy {entry}: {len} B");
+                }
+                for entry in 0..3 {
+                    let dbuf = d.at(d_end, len + gap);
+                    dbuf.fill(CANARY);
+                    let (pad, dst) = if d_end {
+                        let (dst, pad) = dbuf.split_at_mut(len);
+                        (pad, dst)
+                    } else {
+                        dbuf.split_at_mut(gap)
+                    };
+                    let byte = 0x5a ^ len as u8;
+                    // SAFETY: as above.
+                    unsafe {
+                        match entry {
+                            0 => cachecopy::fill(dst, byte, Mode::Temporal),
+                            1 => cachecopy::fill_raw(
+                                dst.as_mut_ptr(),
+                                byte,
+                                len,
+                                std::hint::black_box(Mode::Auto),
+                            ),
+                            _ => {
+                                cachecopy::fill_raw_unfenced(
+                                    dst.as_mut_ptr(),
+                                    byte,
+                                    len,
+                                    Mode::NonTemporal,
+                                );
+                                cachecopy::fence();
+                            }
+                        }
+                    }
+                    assert!(dst.iter().all(|&b| b == byte), "fill {entry}: {len} B");
+                    assert!(pad.iter().all(|&b| b == CANARY), "fill {entry}: {len} B");
+                }
+            }
+        }
+    }
+    // Moves (plain classes whatever the field says) at every distance in both directions,
+    // inside a buffer flush against both guard pages.
+    let max = if miri() { 20 } else { 64 };
+    let mut g = Guarded::new(3 * max);
+    for len in 0..=max {
+        for dist in 0..=max {
+            for up in [false, true] {
+                let n = len + dist;
+                let buf = g.at_end(n);
+                let init = pattern(n, dist as u8);
+                buf.copy_from_slice(&init);
+                let (from, to) = if up { (0, dist) } else { (dist, 0) };
+                cachecopy::copy_within(buf, from..from + len, to, Mode::Temporal);
+                let mut want = init.clone();
+                want.copy_within(from..from + len, to);
+                assert_eq!(buf, &want[..], "move {len} B by {dist}, up {up}");
+            }
+        }
+    }
+}
+
+#[test]
+fn small_masked_classes() {
+    force_masked();
+    let want = if runs_masked() {
+        Small::Masked
+    } else {
+        Small::Plain
+    };
+    assert_eq!(cachecopy::tuning().small, want);
+    sweep();
+}
+
+#[test]
+#[ignore = "asserts AVX-512 with BMI2; .ci/run runs it under Bochs"]
+fn small_masked_avx512() {
+    force_masked();
+    assert!(
+        runs_masked(),
+        "no masked class here: {:?}",
+        cachecopy::cpu().features
+    );
+    assert_eq!(cachecopy::tuning().small, Small::Masked);
+    sweep();
+    println!("cachecopy: AVX512 MASKED SMALL CLASSES EXERCISED");
+}
