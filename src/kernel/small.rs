@@ -63,24 +63,19 @@ pub(crate) const MAX: usize = 4 * Base::BYTES;
 const _: () = assert!(MAX < STREAM_MIN);
 
 /// Whether this call takes the masked class (`arch::masked`): where the record's `Small` sets
-/// `bit` of `threshold_cells::SMALL` (only ever on a CPU that runs it) and neither 64-byte window
-/// leaves its page. Never on targets without it or under Miri, which runs no assembly.
+/// `bit` of `threshold_cells::SMALL` (only ever on a CPU that runs it) and neither 64-byte
+/// window leaves its page. Only on x86_64 builds with vector registers, not under Miri (which
+/// runs no assembly).
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(cachecopy_integer_only),
+    not(miri)
+))]
 #[inline(always)]
 fn masked(bit: u8, dst: *const u8, src: *const u8) -> bool {
-    cfg_if::cfg_if! {
-        if #[cfg(all(
-            target_arch = "x86_64",
-            target_feature = "sse2",
-            not(cachecopy_integer_only),
-            not(miri)
-        ))] {
-            crate::threshold_cells::SMALL.load(core::sync::atomic::Ordering::Relaxed) & bit != 0
-                && !crate::arch::masked::crosses_page(dst, src)
-        } else {
-            let _ = (bit, dst, src);
-            false
-        }
-    }
+    crate::threshold_cells::SMALL.load(core::sync::atomic::Ordering::Relaxed) & bit != 0
+        && !crate::arch::masked::crosses_page(dst, src)
 }
 
 /// Copies `len <= MAX` bytes: one masked move where the record says so ([`masked`]), else the

@@ -470,14 +470,15 @@ macro_rules! quick {
 }
 
 /// Whether this CPU runs the masked small class (`Small::MaskedFills`, `Small::Masked`):
-/// AVX-512 F and BW and BMI2, on an x86_64 build with vector registers, not under Miri.
+/// AVX-512 F and BW (the AVX-512 backend, which a word-only build does not have) and BMI2, on
+/// x86_64, not under Miri.
 pub fn runs_masked_small() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(cachecopy_integer_only), not(miri)))]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
-        let f = cachecopy::cpu().features;
-        f.avx512f && f.avx512bw && std::arch::is_x86_feature_detected!("bmi2")
+        Backend::supported().contains(&Backend::Avx512)
+            && std::arch::is_x86_feature_detected!("bmi2")
     }
-    #[cfg(not(all(target_arch = "x86_64", not(cachecopy_integer_only), not(miri))))]
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     {
         false
     }
