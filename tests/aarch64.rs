@@ -7,10 +7,15 @@
 //! `CACHECOPY_EXPECT_DPB=0|1`; on real hardware the test falls back to `AT_HWCAP`.
 
 #[cfg(target_arch = "aarch64")]
+mod common;
+
+#[cfg(target_arch = "aarch64")]
 mod aarch64 {
     use cachecopy::{
         copy_with, copy_with_flush, cpu, fill_with, fill_with_flush, Backend, FlushOp, Mode,
     };
+
+    use crate::common::engine_in_force;
 
     /// Models that implement FEAT_DPB in QEMU 10 (`dc cvap` executes) and models that do not
     /// (`dc cvap` raises SIGILL). CI runs `max` and `cortex-a72` (`.ci/run`); the README of the
@@ -145,10 +150,13 @@ mod aarch64 {
     fn neon_is_supported_and_chosen() {
         assert_eq!(Backend::supported(), &[Backend::Generic, Backend::Neon]);
         assert_eq!(Backend::from_name("neon"), Some(Backend::Neon));
-        match std::env::var("CACHECOPY_BACKEND").ok().as_deref() {
-            Some("generic") => assert_eq!(Backend::active(), Backend::Generic),
-            Some("neon") | None => assert_eq!(Backend::active(), Backend::Neon),
-            Some(_) => {}
+        // NEON by the rule, unless the environment forces another engine.
+        assert_eq!(cachecopy::engine(), engine_in_force());
+        if std::env::var_os("CACHECOPY_BACKEND").is_none()
+            && std::env::var_os("CACHECOPY_ENGINE").is_none()
+            && std::env::var_os("CACHECOPY_TUNE").is_none()
+        {
+            assert_eq!(Backend::active(), Backend::Neon);
         }
         for b in [Backend::Sse2, Backend::Avx2, Backend::Avx512] {
             let mut d = [0u8; 4];

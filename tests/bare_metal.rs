@@ -81,16 +81,14 @@ fn inline_fills_stay_inside_guard_pages() {
 }
 
 /// Word-backend builds fill with `rep stosb` from 1 KiB on ERMS CPUs (their loop stores 8 bytes
-/// at a time; docs/bare-metal.md has the measurements).
+/// at a time; docs/bare-metal.md has the measurements), never elsewhere: the rule of this build,
+/// in force (the zoo's tests check it for every recorded CPU).
 #[test]
 fn word_builds_use_the_string_store_from_1_kib() {
-    if !cfg!(cachecopy_integer_only) || std::env::var_os("CACHECOPY_FILL_REP_THRESHOLD").is_some() {
+    if !cfg!(cachecopy_integer_only) || tuned("fill_rep", "CACHECOPY_FILL_REP_THRESHOLD") {
         return;
     }
-    let expected = if cfg!(target_arch = "x86_64") && cachecopy::cpu().features.erms {
-        1024
-    } else {
-        usize::MAX
-    };
-    assert_eq!(cachecopy::fill_rep_threshold(), expected);
+    let rule = cachecopy::Tuning::rule(&cachecopy::cpu()).fill_rep;
+    assert!(rule == 1024 || rule == usize::MAX, "{rule}");
+    assert_eq!(cachecopy::fill_rep_threshold(), rule);
 }

@@ -19,6 +19,8 @@ fn child(name: &str, env: &[(&str, &str)]) -> String {
             "--test-threads=1",
         ])
         .env_remove("CACHECOPY_BACKEND")
+        .env_remove("CACHECOPY_ENGINE")
+        .env_remove("CACHECOPY_TUNE")
         .env_remove("CACHECOPY_NT_THRESHOLD")
         .env_remove("CACHECOPY_FILL_REP_THRESHOLD")
         .env_remove("CACHECOPY_REP_MOVSB_THRESHOLD")

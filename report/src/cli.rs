@@ -1,6 +1,6 @@
 //! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--sizes LIST]
 //! [--iterations N] [--dst-offset N] [--only LIST] [--libmem PATH]` and
-//! `cachecopy compare A.json B.json`.
+//! `cachecopy compare A.json B.json` and `cachecopy engines [--rule]`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -10,12 +10,17 @@ cachecopy: what each copy mode is worth on this machine
 
 Usage: cachecopy [report] [OPTIONS]
        cachecopy compare A.json B.json
+       cachecopy engines [--rule]
 
 Commands:
   report              print the whole report (the default)
   compare A B         list every figure of sections 2, 6 and 8 that moved more than 3 %
                       from run A to run B (both written by --json), e.g. without and with
                       the CACHECOPY_TUNE line a report prints
+  engines             print the engines this CPU runs whose code differs, one per line as
+                      CACHECOPY_TUNE fields (each backend alone, AVX-512 with either edge
+                      store, and one pair of two backends), for running a test suite once per
+                      engine (.ci/run does); --rule: the one the CPU's rule picks
 
 Options:
   --quick             a shorter run: fewer sizes and samples (under 30 s)
@@ -96,6 +101,10 @@ pub enum Command {
     Report(Options),
     /// `compare A B`: two reports' JSON.
     Compare(PathBuf, PathBuf),
+    /// `engines [--rule]`: the engines to test on this CPU (`--rule`: the rule's alone).
+    Engines {
+        rule: bool,
+    },
     Help,
 }
 
@@ -109,10 +118,12 @@ where
     let mut opts = Options::default();
     let mut seen_command = false;
     let mut compare: Option<Vec<PathBuf>> = None;
+    let mut engines: Option<bool> = None;
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
+            Long("rule") if engines.is_some() => engines = Some(true),
             Long("quick") => opts.scale = Scale::Quick,
             Long("tiny") => opts.scale = Scale::Tiny,
             Long("json") => opts.json = Some(p.value().map_err(|e| e.to_string())?.into()),
@@ -161,6 +172,10 @@ where
             }
             Long("libmem") => opts.libmem = Some(p.value().map_err(|e| e.to_string())?.into()),
             Value(v) if !seen_command && v == "report" => seen_command = true,
+            Value(v) if !seen_command && v == "engines" => {
+                seen_command = true;
+                engines = Some(false);
+            }
             Value(v) if !seen_command && v == "compare" => {
                 seen_command = true;
                 compare = Some(Vec::new());
@@ -171,6 +186,12 @@ where
             Value(v) => return Err(format!("unexpected argument {v:?}")),
             _ => return Err(arg.unexpected().to_string()),
         }
+    }
+    if let Some(rule) = engines {
+        if opts != Options::default() {
+            return Err("engines takes no report options".into());
+        }
+        return Ok(Command::Engines { rule });
     }
     if let Some(files) = compare {
         let [a, b]: [PathBuf; 2] = files
@@ -230,7 +251,20 @@ mod tests {
             Command::Report(o) => Ok(o),
             Command::Help => Err("help".into()),
             Command::Compare(..) => Err("compare".into()),
+            Command::Engines { .. } => Err("engines".into()),
         }
+    }
+
+    #[test]
+    fn engines_takes_only_rule() {
+        assert_eq!(parse(["engines"]), Ok(Command::Engines { rule: false }));
+        assert_eq!(
+            parse(["engines", "--rule"]),
+            Ok(Command::Engines { rule: true })
+        );
+        assert!(parse(["engines", "--quick"]).is_err());
+        assert!(parse(["--rule"]).is_err());
+        assert!(parse(["engines", "x"]).is_err());
     }
 
     #[test]

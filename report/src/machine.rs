@@ -57,12 +57,49 @@ fn engine_source(cpu: &cachecopy::Cpu) -> String {
     if cachecopy::engine() == rule {
         format!("rule: {why}")
     } else {
-        let vars: Vec<String> = ["CACHECOPY_BACKEND", "CACHECOPY_ENGINE"]
+        let vars: Vec<String> = ["CACHECOPY_TUNE", "CACHECOPY_BACKEND", "CACHECOPY_ENGINE"]
             .iter()
             .filter_map(|v| std::env::var(v).ok().map(|x| format!("{v}={x}")))
             .collect();
         format!("set by {}; the rule: {rule}", vars.join(" "))
     }
+}
+
+/// The engines worth running a test suite with on this CPU, as the `CACHECOPY_TUNE` fields
+/// that force each (`temporal=sse2,stream=sse2,edges=overlap`): every backend it runs alone,
+/// AVX-512 with either edge store, and, with two vector backends or more, the narrowest's
+/// `Temporal` job beside the widest's streamed one (a table composed of two backends). Only
+/// the rule's engine with `rule`.
+pub fn engines_to_test(rule: bool) -> Vec<String> {
+    use cachecopy::{Edges, Engine};
+    let line = |e: Engine| {
+        format!(
+            "temporal={},stream={},edges={}",
+            e.temporal, e.stream, e.edges
+        )
+    };
+    if rule {
+        return vec![line(Engine::rule(&cachecopy::cpu()).0)];
+    }
+    let s = Backend::supported();
+    let mut v: Vec<Engine> = vec![];
+    for &b in s {
+        for edges in [Edges::Masked, Edges::Overlap] {
+            let e = Engine::new(b, b, edges);
+            if !v.contains(&e) {
+                v.push(e);
+            }
+        }
+    }
+    let vector: Vec<Backend> = s
+        .iter()
+        .copied()
+        .filter(|&b| b != Backend::Generic)
+        .collect();
+    if let [first, .., last] = vector[..] {
+        v.push(Engine::new(first, last, Edges::Overlap));
+    }
+    v.into_iter().map(line).collect()
 }
 
 /// Detects the machine and prints section 1.

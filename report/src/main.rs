@@ -49,6 +49,12 @@ fn run() -> i32 {
                 1
             }
         },
+        Ok(Command::Engines { rule }) => {
+            for e in machine::engines_to_test(rule) {
+                println!("{e}");
+            }
+            0
+        }
         Ok(Command::Compare(a, b)) => match compare::compare(&a, &b, 3.0) {
             Ok(text) => {
                 out(&text);

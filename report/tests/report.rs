@@ -1,6 +1,7 @@
 //! `cachecopy report` end to end: a tiny run writes JSON with every section and positive
 //! figures, the findings of every section with a baseline and the closing section's list;
-//! `compare` of a run with itself finds nothing moved; bad flags exit with status 2.
+//! `compare` of a run with itself finds nothing moved; `engines` lists what CI forces; bad flags
+//! exit with status 2.
 
 use std::process::Command;
 
@@ -216,6 +217,61 @@ fn only_runs_the_sections_named() {
         .iter()
         .all(|f| f["section"] == "8f"));
     assert!(!v["mixes"]["rows"].as_array().unwrap().is_empty());
+}
+
+/// `engines`: one `CACHECOPY_TUNE` line per engine whose code differs, each of backends this
+/// CPU runs, the rule's among them, the same whatever the environment forces.
+#[test]
+fn engines_lists_every_engine_to_test() {
+    use cachecopy::{Backend, Engine};
+    let run = |args: &[&str], tune: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args(args).env_remove("CACHECOPY_TUNE");
+        if let Some(t) = tune {
+            cmd.env("CACHECOPY_TUNE", t);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let list = run(&["engines"], None);
+    let lines: Vec<&str> = list.lines().collect();
+    let rule = Engine::rule(&cachecopy::cpu()).0;
+    let s = Backend::supported();
+    let avx512 = usize::from(s.contains(&Backend::Avx512));
+    let mixed = usize::from(s.len() >= 3);
+    assert_eq!(lines.len(), s.len() + avx512 + mixed, "{list}");
+    let mut seen = std::collections::HashSet::new();
+    for l in &lines {
+        assert!(seen.insert(*l), "{l} twice");
+        let f: Vec<(&str, &str)> = l.split(',').filter_map(|f| f.split_once('=')).collect();
+        assert_eq!(f.len(), 3, "{l}");
+        let b = |i: usize| Backend::from_name(f[i].1).filter(|b| s.contains(b));
+        assert!(f[0].0 == "temporal" && b(0).is_some(), "{l}");
+        assert!(f[1].0 == "stream" && b(1).is_some(), "{l}");
+        assert!(
+            f[2].0 == "edges" && ["masked", "overlap"].contains(&f[2].1),
+            "{l}"
+        );
+    }
+    let rule_line = run(&["engines", "--rule"], None);
+    assert!(
+        lines.contains(&rule_line.trim()),
+        "{rule_line} not in {list}"
+    );
+    assert!(rule_line.contains(&format!("temporal={},", rule.temporal)));
+    for l in &lines {
+        assert_eq!(run(&["engines"], Some(l)), list, "under CACHECOPY_TUNE={l}");
+    }
 }
 
 #[test]

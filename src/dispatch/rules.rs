@@ -23,6 +23,25 @@ impl Engine {
     }
 }
 
+impl Tuning {
+    /// Every built-in choice for `cpu`: what dispatch runs when no variable overrides it (the
+    /// engine as [`Engine::rule`] picks it, the flush instruction the CPU prefers, the `Auto`
+    /// and string-instruction thresholds), each rule with the run behind it (`docs/engine.md`,
+    /// `docs/performance.md`, `docs/machines/`). [`tuning()`](crate::tuning()) is this record
+    /// refined by the environment, the setters and an applied calibration.
+    ///
+    /// ```
+    /// let cpu = cachecopy::cpu();
+    /// let rule = cachecopy::Tuning::rule(&cpu);
+    /// assert_eq!(rule.engine, cachecopy::Engine::rule(&cpu).0);
+    /// assert_eq!(rule.nt, cachecopy::default_nt_threshold(&cpu));
+    /// ```
+    pub fn rule(cpu: &Cpu) -> Tuning {
+        let n = table::runnable(&cpu.features);
+        rule(cpu, table::BACKENDS[n - 1].engine.stream)
+    }
+}
+
 /// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
 /// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the
 /// thresholds below.

@@ -1,7 +1,7 @@
 //! Shared test rig: guard-page buffers, patterns and the reference tables every backend runs.
 #![allow(dead_code)]
 
-use cachecopy::{Backend, Engine, Mode};
+use cachecopy::{Backend, Edges, Engine, Mode};
 
 pub mod moves;
 
@@ -238,6 +238,63 @@ pub fn emulated() -> bool {
             && k.ends_with("_RUNNER")
             && !v.to_string_lossy().trim().is_empty()
     })
+}
+
+/// The engine the environment puts in force over this CPU's rule, as docs/engine.md states the
+/// precedence (a model written from it, not the library's parser): the rule
+/// ([`Engine::rule`]), then the engine fields of `CACHECOPY_TUNE`, then `CACHECOPY_BACKEND`
+/// (both jobs), then `CACHECOPY_ENGINE` field by field (`temporal`, `stream`, `body` for both,
+/// `edges`). A value this CPU cannot run, a value that is not UTF-8 and an unknown field are
+/// ignored. What the tests assert `engine()` is, whatever CI forces (`.ci/run` runs the
+/// suites once per engine through `CACHECOPY_TUNE`).
+pub fn engine_in_force() -> Engine {
+    use std::os::unix::ffi::OsStringExt;
+    /// A backend this CPU runs, by name.
+    fn runs(v: &str) -> Option<Backend> {
+        Backend::from_name(v.trim()).filter(|b| Backend::supported().contains(b))
+    }
+    /// The engine fields of a line, applied over `(temporal, stream, edges)`.
+    fn apply(line: &[u8], (t, s, e): (&mut Backend, &mut Backend, &mut Edges)) {
+        for field in line.split(|&b| b == b',') {
+            let Some((k, v)) = std::str::from_utf8(field)
+                .ok()
+                .and_then(|f| f.split_once('='))
+            else {
+                continue;
+            };
+            match (k.trim(), runs(v), Edges::from_name(v.trim())) {
+                ("temporal", Some(b), _) => *t = b,
+                ("stream", Some(b), _) => *s = b,
+                ("body", Some(b), _) => (*t, *s) = (b, b),
+                ("edges", _, Some(x)) => *e = x,
+                _ => {}
+            }
+        }
+    }
+    let var = |k: &str| std::env::var_os(k).map(OsStringExt::into_vec);
+    let rule = Engine::rule(&cachecopy::cpu()).0;
+    let (mut t, mut s, mut e) = (rule.temporal, rule.stream, rule.edges);
+    if let Some(line) = var("CACHECOPY_TUNE") {
+        apply(&line, (&mut t, &mut s, &mut e));
+    }
+    if let Some(b) = var("CACHECOPY_BACKEND").and_then(|b| runs(std::str::from_utf8(&b).ok()?)) {
+        (t, s) = (b, b);
+    }
+    if let Some(line) = var("CACHECOPY_ENGINE") {
+        apply(&line, (&mut t, &mut s, &mut e));
+    }
+    Engine::new(t, s, e)
+}
+
+/// Whether the environment sets the tunable `field` of the tuning line (`rep_movsb`,
+/// `fill_rep`, ...), through its own variable `var` or a `CACHECOPY_TUNE` field, so that a
+/// test of its built-in value ([`cachecopy::Tuning::rule`]) does not apply.
+pub fn tuned(field: &str, var: &str) -> bool {
+    std::env::var_os(var).is_some()
+        || std::env::var("CACHECOPY_TUNE").is_ok_and(|line| {
+            line.split(',')
+                .any(|f| f.split_once('=').is_some_and(|(k, _)| k.trim() == field))
+        })
 }
 
 /// The engines whose code differs: every supported backend's own table (`copy_with` of it)
