@@ -10,14 +10,16 @@
 //!
 //! `cargo bench --bench iai_mixes` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 
+mod util;
+
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use cachecopy::Mode;
 use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
+use util::run_time_mode;
 
 /// Calls per sequence: every count ÷ this is per call.
 const CALLS: usize = 1000;
@@ -35,19 +37,6 @@ fn input(op: Op, sizes: Sizes) -> (Vec<u8>, Vec<Call>) {
 }
 
 type CFn = unsafe extern "C" fn(*mut u8, *const u8, usize);
-
-/// The mode a value read at run time (3: `Auto`).
-static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
-
-#[inline(always)]
-fn run_time_mode() -> Mode {
-    match RUN_TIME_MODE.load(Ordering::Relaxed) {
-        0 => Mode::Temporal,
-        1 => Mode::NonTemporal,
-        2 => Mode::FlushCache,
-        _ => Mode::Auto,
-    }
-}
 
 // Each variant's calls go through a function of its own with the C ABI, as in iai_small, so
 // every variant is one call from the same kind of loop.

@@ -10,13 +10,15 @@
 //!
 //! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 
+mod util;
+
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use cachecopy::Mode;
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
+use util::run_time_mode;
 
 fn bufs(len: usize) -> (Vec<u8>, Vec<u8>) {
     let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
@@ -48,21 +50,6 @@ unsafe extern "C" fn call_copy_temporal(d: *mut u8, s: *const u8, n: usize) {
 unsafe extern "C" fn call_copy_auto(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as above.
     unsafe { cachecopy::copy_raw(d, s, n, Mode::Auto) }
-}
-
-/// The mode a value read at run time, as a per-socket policy is: a byte in memory, loaded at
-/// each call (3: `Auto`).
-static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
-
-/// [`RUN_TIME_MODE`] as a `Mode`.
-#[inline(always)]
-fn run_time_mode() -> Mode {
-    match RUN_TIME_MODE.load(Ordering::Relaxed) {
-        0 => Mode::Temporal,
-        1 => Mode::NonTemporal,
-        2 => Mode::FlushCache,
-        _ => Mode::Auto,
-    }
 }
 
 #[inline(never)]

@@ -21,7 +21,6 @@ mod util;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -30,6 +29,7 @@ use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
 use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn};
 use cachecopy_arena::Buf;
 use criterion::{Criterion, Throughput};
+use util::run_time_mode;
 
 /// Calls per criterion iteration.
 const SLICE: usize = 1024;
@@ -49,19 +49,14 @@ struct Fns {
     memmove: MemcpyFn,
 }
 
-/// The mode as a run-time value, as a per-socket policy is: a byte in memory, loaded at each
-/// call (3: `Auto`).
-static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
-
-/// [`RUN_TIME_MODE`] as a `Mode`.
+/// A call's destination, source and length in the variant's buffer at `base`.
 #[inline(always)]
-fn run_time_mode() -> Mode {
-    match RUN_TIME_MODE.load(Ordering::Relaxed) {
-        0 => Mode::Temporal,
-        1 => Mode::NonTemporal,
-        2 => Mode::FlushCache,
-        _ => Mode::Auto,
-    }
+fn place(base: *mut u8, c: &Call) -> (*mut u8, *mut u8, usize) {
+    (
+        base.wrapping_add(c.dst as usize),
+        base.wrapping_add(c.src as usize),
+        c.len as usize,
+    )
 }
 
 /// One call of each operation through C functions.
@@ -69,11 +64,7 @@ fn run_time_mode() -> Mode {
 fn c_calls(op: Op, base: *mut u8, calls: &[Call], f: &Fns) {
     let f = black_box(*f);
     for c in calls {
-        let (d, s, n) = (
-            base.wrapping_add(c.dst as usize),
-            base.wrapping_add(c.src as usize),
-            c.len as usize,
-        );
+        let (d, s, n) = place(base, c);
         // SAFETY: the sequence keeps every range inside its window, which lies in the
         // variant's buffer at `base` (see `bench`); a copy's ranges never overlap.
         unsafe {
@@ -87,18 +78,14 @@ fn c_calls(op: Op, base: *mut u8, calls: &[Call], f: &Fns) {
 }
 
 /// cachecopy with the mode `M` a constant (0 Temporal, 3 Auto) or, for `RT`, a run-time value
-/// ([`RUN_TIME_MODE`]).
+/// (`util::RUN_TIME_MODE`).
 #[inline(never)]
 fn ours<const M: u8, const RT: bool>(op: Op, base: *mut u8, calls: &[Call], _: &Fns) {
     let konst = if M == 0 { Mode::Temporal } else { Mode::Auto };
     let byte = black_box(0x5au8);
     for c in calls {
         let mode = if RT { run_time_mode() } else { konst };
-        let (d, s, n) = (
-            base.wrapping_add(c.dst as usize),
-            base.wrapping_add(c.src as usize),
-            c.len as usize,
-        );
+        let (d, s, n) = place(base, c);
         // SAFETY: as in `c_calls`.
         unsafe {
             match op {

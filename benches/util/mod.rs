@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,21 @@ use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion, Throughput};
 
 pub use cachecopy_arena::{Arena, Dest};
+
+/// The mode as a run-time value, as a per-socket policy is: a byte in memory, loaded at each
+/// call (3: `Auto`).
+pub static RUN_TIME_MODE: AtomicU8 = AtomicU8::new(3);
+
+/// [`RUN_TIME_MODE`] as a `Mode`.
+#[inline(always)]
+pub fn run_time_mode() -> Mode {
+    match RUN_TIME_MODE.load(Ordering::Relaxed) {
+        0 => Mode::Temporal,
+        1 => Mode::NonTemporal,
+        2 => Mode::FlushCache,
+        _ => Mode::Auto,
+    }
+}
 
 /// Sizes 64 B .. `max` by factors of 4.
 pub fn sizes(max: usize) -> Vec<usize> {
