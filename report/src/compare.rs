@@ -156,11 +156,7 @@ pub fn compare(a: &Path, b: &Path, pct: f64) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::findings::Findings;
-    use crate::stats::Summary;
-
-    fn sum(v: &[f64]) -> Summary {
-        Summary::of(v).unwrap()
-    }
+    use crate::stats::summary as sum;
 
     #[test]
     fn compare_lists_what_moved() {

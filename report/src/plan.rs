@@ -119,6 +119,19 @@ impl Plan {
         n as u64
     }
 
+    /// One of three values by how much this run measures: `tiny` for a run of a moment (the
+    /// tests' `--tiny`), `quick` for fewer samples than the full run's (`--quick`, or fewer
+    /// `--iterations`), else `full`. For the sections whose budgets are not in the plan.
+    pub fn by_scale<T>(&self, tiny: T, quick: T, full: T) -> T {
+        if self.sample_bytes < MIB {
+            tiny
+        } else if self.samples < Plan::full().samples {
+            quick
+        } else {
+            full
+        }
+    }
+
     /// The largest buffer any section copies from or into.
     pub fn largest(&self) -> usize {
         self.sizes

@@ -74,6 +74,12 @@ pub fn paired_ratio(a: &[f64], b: &[f64]) -> Option<Summary> {
     Summary::of(&r)
 }
 
+/// [`Summary::of`] for a test's figures, which are never empty.
+#[cfg(test)]
+pub fn summary(v: &[f64]) -> Summary {
+    Summary::of(v).expect("a test's figures")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,24 +297,20 @@ fn floor_pow2(n: usize) -> usize {
 pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
     s.start("8f. calls of changing size");
     let t0 = Instant::now();
-    let tiny = s.plan.sample_bytes < (1 << 20);
-    let quick = s.plan.samples < 11;
-    let b = if tiny {
+    let b = s.plan.by_scale(
         Budget {
             rounds: 2,
             calls: 64,
-        }
-    } else if quick {
+        },
         Budget {
             rounds: 7,
             calls: 2048,
-        }
-    } else {
+        },
         Budget {
             rounds: 21,
             calls: 8192,
-        }
-    };
+        },
+    );
     let (peer, libmem_note) = match peer::libmem(libmem) {
         Ok(Some(l)) => (Some(l.peer), format!("LibMem: {}", l.path.display())),
         Ok(None) => (
@@ -345,6 +341,7 @@ pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
     // The working sets (see the module docs).
     let l2 = s.machine.l2.unwrap_or(1 << 20);
     let llc = s.machine.l3.unwrap_or(16 * l2);
+    let tiny = s.plan.by_scale(true, false, false);
     let (l2_set, llc_set) = if tiny {
         (64 << 10, 256 << 10)
     } else {

@@ -98,11 +98,7 @@ fn wrap(items: &[String], indent: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Summary;
-
-    fn sum(v: &[f64]) -> Summary {
-        Summary::of(v).unwrap()
-    }
+    use crate::stats::summary as sum;
 
     #[test]
     fn the_closing_section_lists_what_is_slower_or_says_none() {

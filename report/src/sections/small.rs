@@ -548,27 +548,23 @@ fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str) {
 pub fn section(s: &mut Session) {
     s.start("8. small calls");
     let t0 = Instant::now();
-    let tiny = s.plan.sample_bytes < (1 << 20);
-    let quick = s.plan.samples < 11;
-    let b = if tiny {
+    let b = s.plan.by_scale(
         Budget {
             rounds: 2,
             hot_calls: 50,
             cold_calls: 10,
-        }
-    } else if quick {
+        },
         Budget {
             rounds: 9,
             hot_calls: 4000,
             cold_calls: 400,
-        }
-    } else {
+        },
         Budget {
             rounds: 31,
             hot_calls: 20_000,
             cold_calls: 2000,
-        }
-    };
+        },
+    );
     let cols: Vec<(Dest, usize)> = Dest::ALL
         .into_iter()
         .flat_map(|d| OFFSETS.map(|o| (d, o)))
