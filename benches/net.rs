@@ -236,7 +236,7 @@ fn push_header(mut f: Frame) -> Frame {
 }
 
 /// A kernel-style scalar checksum: one 8-byte word per step with end-around carry, then the
-/// 4-, 2- and 1-byte tail (the loop a C programmer writes; the baseline of issue 27). The
+/// 4-, 2- and 1-byte tail (the loop a C programmer writes, and the checksums' baseline). The
 /// destination, when given, gets each word from the register it was summed from.
 #[inline(always)]
 fn scalar_loop(data: &[u8], mut dst: Option<&mut [u8]>) -> u32 {
@@ -331,7 +331,7 @@ fn sum_ratios(quick: bool) {
             row(&format!("csum_and_copy {mode}"), a, b);
         }
     }
-    // The transmit copy of issue 27: a 1472-byte payload behind a 42-byte header, hot.
+    // The transmit copy: a 1472-byte payload behind a 42-byte header, hot.
     let src: Vec<u8> = (0..PAYLOAD).map(|i| (i * 5 + 1) as u8).collect();
     let (mut ours_buf, mut glibc_buf) = (vec![0u8; 4096], vec![0u8; 4096]);
     println!(
@@ -503,7 +503,7 @@ fn frame_ratios() {
 }
 
 /// The sizes of the checksum sweep: every range a cut-over could fall in, from the IPv4 header
-/// to 64 KiB (issue 34's target: `csum_partial` >= 1.0x the kernel-style loop at each).
+/// to 64 KiB: `csum_partial` is held to the kernel-style loop at each (docs/checksums.md).
 const SWEEP_SIZES: [usize; 19] = [
     20, 40, 52, 64, 100, 128, 200, 256, 384, 500, 512, 576, 700, 1024, 1472, 1500, 4096, 9000,
     65536,

@@ -1,5 +1,5 @@
 /*
- * libcachecopy from C against glibc (issue 22): do the C entry points run as fast as the Rust
+ * libcachecopy from C against glibc: do the C entry points run as fast as the Rust
  * ones? The same experiments as `cachecopy report` (sections 2 and 7), measured the same way:
  * interleaved rounds (a fresh order each round, so no variant always runs first), medians,
  * ratios paired per round.

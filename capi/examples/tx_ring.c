@@ -1,6 +1,6 @@
 /*
  * Transmit frames built with libcachecopy's C batch: the unfenced copies plus one
- * cachecopy_fence() per 64 frames (issue 22).
+ * cachecopy_fence() per 64 frames.
  *
  * A ring of 1536-byte slots, as an AF_XDP UMEM or a NIC's transmit ring holds them. Each frame
  * is a 42-byte Ethernet + IPv4 + UDP header (built on the stack, IPv4 checksum from

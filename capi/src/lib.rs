@@ -3,7 +3,7 @@
 //! What: `extern "C"` functions over the library's public API (`copy_raw`, `fill_raw`, their
 //! unfenced forms and `fence`, the `iter` gathers and scatters, `net`'s checksum copy, the
 //! thresholds and the backend name), built by cargo-c into `libcachecopy.so` / `libcachecopy.a`
-//! with `cachecopy.pc` and the cbindgen header `cachecopy/cachecopy.h` (issue 22; docs/capi.md).
+//! with `cachecopy.pc` and the cbindgen header `cachecopy/cachecopy.h` (docs/capi.md).
 //!
 //! Why a package of its own: the library stays `no_std`-capable, C-free and without new
 //! dependencies; everything that exists only for C lives here.
@@ -19,7 +19,7 @@
 //!   path here panics on input that passed the checks.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
-// The C names are the API (issue 22): lower-case types and upper-case enumerators.
+// The C names are the API: lower-case types and upper-case enumerators.
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};

@@ -1,5 +1,5 @@
 /*
- * The allocator guarantee through the C face (issue 22): this program defines malloc, calloc,
+ * The allocator guarantee through the C face: this program defines malloc, calloc,
  * realloc and free itself (no LD_PRELOAD: the executable's definitions interpose on libc's for
  * the whole process, the library's Rust code and glibc's own calls included) over a static
  * arena. calloc zeroes with cachecopy_fill(..., CACHECOPY_AUTO) and realloc moves with

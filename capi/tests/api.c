@@ -1,5 +1,5 @@
 /*
- * The C API against libc's memcpy/memset and flat models (issue 22), through the installed
+ * The C API against libc's memcpy/memset and flat models, through the installed
  * header and library (pkg-config). Built twice by .ci/run: linked dynamically (api-dynamic)
  * and statically (api-static).
  *

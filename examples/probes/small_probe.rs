@@ -1,12 +1,11 @@
-//! Small copies and fills, the two questions issue 34 left open for a CPU this project cannot
-//! run here, answered in a few seconds on the CPU at hand (docs/small-calls.md, "Cold inline
-//! classes" and "64-byte registers", says what each answer means).
+//! Small copies and fills: two questions about a CPU the project has no run of, answered in a
+//! few seconds on the CPU at hand (docs/small-calls.md, "Cold inline classes" and "64-byte
+//! registers", says what each answer means and keeps the runs).
 //!
 //! `cargo run --release --example small_probe [-- --quick]`
 //!
-//! **A. Cold small calls.** Report section 8 saw the inline classes (no call) lose 10-16 % to
-//! glibc on the Intel Xeon into cold destinations at 1-64 B, while a second benchmark on the same
-//! machine saw them win. The two differ in how each call's destination arrives and in what runs
+//! **A. Cold small calls.** Report section 8 has seen the inline classes (no call) lose to glibc
+//! into cold destinations at 1-64 B on a CPU where a second benchmark saw them win. The two differ in how each call's destination arrives and in what runs
 //! between the calls. Each row here is one way a destination arrives, every call a line no cache
 //! holds (each variant has pages of its own, interleaved page by page with the others' over one
 //! mapping so that every variant's walk spans all of it; every line is flushed once after the
@@ -37,8 +36,8 @@
 //!
 //! **B. The table classes at 65-512 B: 64-byte against 32-byte registers** (the `zmm` column on
 //! AVX-512 CPUs only). Each shape is an `extern "C"` function called through a pointer, as glibc
-//! is: `zmm` the classes of 64-byte registers (two at 65-128 B, the AVX-512 kernel's shape
-//! before issue 34; four at 129-256, eight at 257-512, as now), `ymm` those of 32-byte ones
+//! is: `zmm` the classes of 64-byte registers (two at 65-128 B, the AVX-512 kernel's former
+//! shape; four at 129-256, eight at 257-512, as now), `ymm` those of 32-byte ones
 //! (four, eight, then glibc's loop: one unaligned register, aligned blocks of four, the last
 //! four); `lib` is the library as an application calls it, `copy_raw` / `fill_raw` in `Temporal`
 //! at the call site (into the active engine's table past 64 B), timed as report section 8 does.

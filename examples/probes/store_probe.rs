@@ -1,6 +1,6 @@
 //! Which store should write a partial cache line? A probe of the store kinds a copy can use for
 //! the ragged ends of a streamed destination, into lines in every state a transmit ring leaves
-//! them in, and of whole transmit frames built with each kind (issue 20).
+//! them in, and of whole transmit frames built with each kind.
 //!
 //! `cargo run --release --example store_probe [-- --quick] [--tables ABCD]` (the tables to run:
 //! all by default)

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{paired_ratio, Summary};
 
-/// Below this median ratio a figure is slower than its baseline (issue 34: a 3 % margin, about
-/// the run-to-run movement of a steady paired median).
+/// Below this median ratio a figure is slower than its baseline: a margin about the size of the
+/// run-to-run movement of a steady paired median (docs/slower-here.md).
 pub const SLOWER: f64 = 0.97;
 
 /// One measured shape against its baseline.

@@ -233,9 +233,9 @@ fn hot_traffic(size: usize) -> usize {
     2 * size * (hot_runs(size) + 1)
 }
 
-/// Bytes of a steady-state sample ([`nt_guard`]): four times [`HOT_SAMPLE`], twice the report's
-/// 16 MiB (the issue-28 probe, docs/performance.md: 4 MiB copies on the Zen 3 read 1.06 over
-/// 8 MiB samples, 0.96 over 16 MiB, 0.86 over 64 MiB).
+/// Bytes of a steady-state sample ([`nt_guard`]): four times [`HOT_SAMPLE`], twice the report's:
+/// short samples flatter streaming at the sizes near the crossover (docs/performance.md,
+/// "Steady-state samples").
 pub(super) const STEADY_SAMPLE: usize = 4 * HOT_SAMPLE;
 
 /// Runs of one op per steady-state sample at `size`.

@@ -20,7 +20,7 @@
 //! times every variant once on the round's slice of the sequence, in a fresh order; each figure
 //! is the median over rounds of ns per call, each ratio paired per round (the baseline's time ÷
 //! ours). Every ratio is registered in the session's findings: against glibc, against LibMem
-//! (held on AMD, where issue 40 sets that target), and `Auto` against a constant `Temporal`.
+//! (held on AMD, where the targets ask for it), and `Auto` against a constant `Temporal`.
 //! docs/small-calls.md says what the figures are held to and keeps them.
 
 use std::hint::black_box;
@@ -523,7 +523,7 @@ fn lowest(
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-/// The lines that hold the section to issue 40's targets (docs/small-calls.md): on the fleet's
+/// The lines that hold the section to its targets (docs/small-calls.md): on the fleet's
 /// mixes ≥ 1.10x glibc with the mode a constant and ≥ 1.0x with a run-time mode, every uniform
 /// class ≥ 1.0x, and on AMD ≥ 1.0x LibMem; each line the lowest figure and where.
 fn targets(cells: &[Cell], variants: &[Variant]) -> String {

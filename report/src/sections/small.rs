@@ -44,7 +44,7 @@ const SIZES: [usize; 17] = [
 const CSUM_SIZES: [usize; 14] = [
     20, 40, 64, 128, 256, 512, 576, 1024, 1472, 2048, 4096, 9000, 16384, 65536,
 ];
-/// The sizes of the safe-slice loop (8e): to 4 KiB, as issue 34's own benchmark went.
+/// The sizes of the safe-slice loop (8e): to 4 KiB, where small-call benchmarks end.
 const SLICE_SIZES: [usize; 13] = [1, 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096];
 /// How far into its page the source of every 8a-8d call starts (see [`section`]).
 const SRC_SKEW: usize = 2048 + 64;
