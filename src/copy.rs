@@ -69,18 +69,14 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     unsafe { copy_via_table(dst, src, len, mode) }
 }
 
-/// [`copy_raw`] past the inline classes. Every call that stores temporally at this length
-/// (`Temporal`; any mode below its published bound, `dispatch::copy_below`, which detection
-/// publishes before the table: `NonTemporal` and `Auto` below `STREAM_MIN`, `Auto` below its
-/// threshold) calls the table's temporal entry from the call site, as a call through the PLT
-/// reaches glibc's `memcpy`, with no test for "detected yet" (before the first detection the
-/// published table is the bootstrap one, whose temporal entry detects first); the rest go on
-/// to [`copy_table`]. The mode costs one load and one compare whether it is a constant or a
-/// value read at run time (no match on it), and nothing for a constant `Temporal`. Inlined: an out-of-line step in between
-/// (one load of the table and a tail jump) cost a call and a return per copy
-/// (docs/small-calls.md, "The way into the table"). The entry is `extern "C"`, so it cannot
-/// unwind and the caller needs no landing pad around it (with one, a caller holding a `Vec`
-/// saved four more registers). Nothing here panics on valid input.
+/// [`copy_raw`] past the inline classes. A call that stores temporally at this length (below
+/// its mode's published bound, `dispatch::copy_below`) calls the published table's temporal
+/// entry from the call site, as a call through the PLT reaches glibc's `memcpy`, with no test
+/// for "detected yet" (the bootstrap table's temporal entry detects first); the rest go on to
+/// [`copy_table`]. The mode costs one load and one compare, constant or not, and nothing for a
+/// constant `Temporal`. Inlined, and the entry `extern "C"` (it cannot unwind, so the caller
+/// needs no landing pad): an out-of-line step or a landing pad cost instructions on every call
+/// (docs/small-calls.md, "The way into the table"). Nothing here panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.

@@ -87,7 +87,7 @@ fn avx512_tables() {
     table_fill_guard_pages(overlap, &[64, 65, 100, 128, 129, 4097]);
     // Overlapping moves, with masked and with overlapping edges: distances around a register,
     // a line and a page; lengths across the masked, pair, quad, eight-register and loop shapes
-    // and the streamed body (reduced: Bochs runs ~100x slower than native).
+    // and the streamed body (reduced: Bochs emulates every instruction).
     for e in [
         Engine::from(b),
         Engine::new(b, b, cachecopy::Edges::Overlap),

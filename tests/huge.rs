@@ -4,7 +4,7 @@
 //! - `four_gib_and_67_bytes_per_mode`: one copy and one fill of 4 GiB + 67 bytes per mode on the
 //!   dispatched backend, at odd offsets, checked against the reference in full (the source for
 //!   copies, the byte for fills) and against canaries beyond both ends. About 8 GiB of memory
-//!   and 30-70 s on the 2-core CI VM, so it runs only with `CACHECOPY_TEST_HUGE=1` (a step of
+//!   and the longest run of the suite (docs/testing.md has its time), so it runs only with `CACHECOPY_TEST_HUGE=1` (a step of
 //!   its own in `.ci/run`); never under Miri.
 //! - `every_backend_across_the_4gib_boundary`: on every supported backend and mode, 1 MiB (and
 //!   odd-sized) ranges placed across offset 2^32 of one 4 GiB + 8 MiB mapping and across an
@@ -68,8 +68,8 @@ impl Drop for Map {
     }
 }
 
-/// Whether the full-size test runs: with `CACHECOPY_TEST_HUGE=1` (it needs 8 GiB and about a
-/// minute on a busy 2-core VM; `.ci/run` runs it in a step of its own), never under Miri.
+/// Whether the full-size test runs: with `CACHECOPY_TEST_HUGE=1` (it needs 8 GiB and a long
+/// run; `.ci/run` runs it in a step of its own), never under Miri.
 fn huge_enabled() -> bool {
     !miri() && std::env::var_os("CACHECOPY_TEST_HUGE").is_some_and(|v| v == "1")
 }

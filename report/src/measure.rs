@@ -153,8 +153,7 @@ pub fn interleaved_at(
     }
     for round in 0..samples {
         // A fresh order every round, so no op always runs first or always after the same
-        // neighbour. With a fixed rotation the op listed after FlushCache measured 0.8-0.9x of
-        // an identical one at 4 MiB hot, whichever mode it was (report, 2026-11-30).
+        // neighbour, whose state it would otherwise inherit (docs/report.md, "How to read it").
         for i in round_order(ops.len(), round) {
             if dest == Dest::Hot {
                 // The previous op left this buffer in its own state (streamed or flushed out

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A figure is flagged noisy when `(max - min) / median` exceeds this. Interleaved samples on
-/// this project's shared 2-vCPU VM usually stay within 20-30 %; beyond 50 % a neighbour was
-/// busy during part of the run and the median deserves less trust.
+/// A figure is flagged noisy when `(max - min) / median` exceeds this: beyond it a neighbour was
+/// busy during part of the run and the median deserves less trust (docs/report.md, "How to read
+/// it").
 pub const NOISY_SPREAD: f64 = 0.5;
 
 /// Median, minimum and maximum of a set of samples.

@@ -22,15 +22,15 @@
 //! faster on one working set and slower on none (`frames::job_decision`).
 //!
 //! Why measure: no cache-size formula fits every CPU (the NT crossover is the L2 size on Intel
-//! server parts and a quarter or a half of the L3 on AMD, by generation: `src/dispatch/rules.rs`), and a
-//! VM's cache report is a hint. Why the hot destination (the same buffer, copied into again and
+//! server parts and a quarter or a half of the L3 on AMD, by generation:
+//! `src/dispatch/rules.rs`), and a VM's cache report is a hint. Why the hot destination (the same buffer, copied into again and
 //! again): into a cold destination streaming wins from a few KiB on every machine measured, so
 //! the hot crossover is the one that can make `Auto` lose. The method is the report's section 5,
 //! and the report prints this measurement's own ratios beside its sweep.
 //!
 //! How it spends its budget. The NT sizes run from the L2 size to twice the last-level cache as
-//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (on a VM that reports the
-//! host's 260-300 MiB L3, the cap: 2-32 MiB). Sizes are measured upwards, one round each, until
+//! detected, by factors of 2, capped at [`Calibration::MEMORY_BUDGET`] (which a VM that reports
+//! its host's whole L3 reaches). Sizes are measured upwards, one round each, until
 //! two hold; then rounds go only where the answer is still open: the lowest size of the tail
 //! where streaming does not lose, the size above it (the second size that backs it) and the
 //! size below it (which must lose or tie), until a sign test over its rounds settles each (see

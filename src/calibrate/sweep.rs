@@ -169,17 +169,16 @@ impl<'a> Progress<'a> {
 /// destination wins, with nothing losing above it) becomes against `rule`, the threshold in
 /// force. `Auto` runs on hot and on cold destinations, and the sweep measures hot ones only:
 /// - above the rule, the sizes between would stop streaming, which into a cold destination
-///   wins from a few KiB on every CPU measured (report sections 2 and 5: 1.5-2.9x at 4-16 MiB
-///   on the Zen 3, Zen 4 and Intel VMs): slower there, so the rule stays;
+///   wins from a few KiB on every CPU measured: slower there, so the rule stays;
 /// - below it, every size between (`c` up to the rule) must be settled no slower hot over the
 ///   sweep's samples (`pts`: a win or a tie by the sign test, at most 3 % below parity at the
 ///   median) and a win over steady-state samples four times longer (`steady`). The sweep's
 ///   samples are a cost compromise and can read a size as a win where the report's longer ones
-///   read a loss (Zen 3 VM, 2026-12-03: 4 MiB copies 1.16-1.74x in three calibrations of five,
-///   against 0.75-0.84x in the report's sections 2 and 5; the steady samples read 0.84-0.95x);
-///   a tie over the steady samples is no evidence that nothing gets slower, so the rule stays
-///   (`NotFaster`). The rule must lie within the sizes tried. Until each is settled it gets
-///   rounds (`Confirm` for the steady ones);
+///   read a loss; a tie over the steady samples is no evidence that nothing gets slower, so the
+///   rule stays (`NotFaster`). The rule must lie within the sizes tried. Until each is settled
+///   it gets rounds (`Confirm` for the steady ones);
+///
+/// docs/performance.md ("Calibration") has the runs behind each case.
 /// - at it, confirmed.
 pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -> Step {
     if c > rule {
@@ -215,12 +214,11 @@ pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -
 /// [`hot_runs`]`(size)` times in a row, at least once. Why several runs: right after the other
 /// op, the caches and the memory controller are still in that op's state (lines it streamed
 /// still draining to memory, or lines it cached still dirty), and a single timed run of a few
-/// MiB pays part of that transition: timed once, streaming won about two rounds in three at
-/// 512 KiB-4 MiB on the quiet Zen 3 where samples of many runs, like the report's section 5,
-/// have it lose almost every round, and that is what scattered ten calibrations over
-/// 512 KiB-8 MiB. 8 MiB is the smallest sample that read every size below the crossover as a
-/// loss there, and twice it ran out of the budget (docs/performance.md, "Steady-state
-/// samples").
+/// MiB pays part of that transition: timed once, streaming won rounds near the crossover that
+/// samples of many runs, like the report's section 5, have it lose, which scattered the
+/// calibrations' answers. 8 MiB is the smallest sample that read every size below the
+/// crossover as a loss on the CPU measured, and twice it ran out of the budget
+/// (docs/performance.md, "Steady-state samples").
 pub(super) const HOT_SAMPLE: usize = 8 << 20;
 
 /// Runs of one op per timed sample at `size`: [`HOT_SAMPLE`] bytes, at least one run.
@@ -397,8 +395,8 @@ pub(super) fn rep_sweeps(
     };
     let src24 = src.ptr.wrapping_add(24).cast_const();
     // Fault in every destination page the sweeps write, untimed: a page first touched inside a
-    // timed sample charged its fault to whichever loop ran first (read as the string move
-    // 6-85x faster at the first 1 KiB and 256 KiB rounds on the Zen 3 VM).
+    // timed sample charged its fault to whichever loop ran first, and read as a large win for
+    // the other (docs/performance.md, "Calibration").
     // SAFETY: `REP_EXTENT < MEMORY_BUDGET`, inside the destination mapping.
     unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT) };
     let end = t0.elapsed() + REP_BUDGET;

@@ -378,9 +378,9 @@ fn the_sign_test_judges_each_working_set() {
 
 #[test]
 fn a_candidate_slower_on_one_working_set_is_not_taken() {
-    // The Intel Xeon's case (../shared/machines/intel-xeon-f6m207-2026-12-03.txt, 7b, 7c and
-    // the line applied): SSE2 0.83x the rule on flushed slots in 7 of 9 rounds, but slower on
-    // a ring the caches hold and 0.55-0.69x glibc on calls of 96 B-1 KiB.
+    // The Intel Xeon's case (its report's sections 7b and 7c; docs/engine.md):
+    // SSE2 faster than the rule on flushed slots in most rounds, but slower on a ring the
+    // caches hold and on calls of 96 B-1 KiB.
     let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
     let sse2 = Engine::new(Backend::Sse2, Backend::Sse2, Edges::Overlap);
     let faster_cold = rounds(7, 0.83, 1.05);

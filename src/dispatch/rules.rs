@@ -90,33 +90,25 @@ fn default_small(cpu: &Cpu) -> Small {
 }
 
 /// The NT thresholds `Auto` uses when nothing overrides them: `(copy, fill)`, by CPU family,
-/// from the detected caches. Each rule cites the measurement it rests on (`docs/machines/`).
+/// from the detected caches. docs/performance.md ("The `Auto` threshold") has the runs behind
+/// each rule.
 ///
 /// - **Intel with a non-inclusive L3** (server parts since Skylake-SP): copy from the L2 size,
 ///   fill from twice it. A line a copy evicts from the L2 is written to the L3 as a victim, so
 ///   temporal copies pay L3 write bandwidth from about the L2 size on, however large the L3.
-///   Measured on the Intel Xeon VM (family 6 model 207, L2 2 MiB, a reported 260 MiB L3): the
-///   hot-destination crossover is 2 MiB for copies and 4 MiB for fills (`cachecopy report`,
-///   sections 5 and 5b, docs/machines/intel-xeon-f6m207.md); `L3 / 4` would be 65 MiB there,
-///   where streaming already runs 1.5-1.7x.
 /// - **Everything else** (AMD, Intel with an inclusive L3, other vendors): a fraction of one
 ///   last-level cache instance, at least twice the L2. A copy of `len` bytes brings `2 * len`
 ///   into the caches; from `L3 / 4` that is half the L3, from `L3 / 2` all of it. No single
-///   fraction fits the AMD parts measured, which have the same 32 MiB L3 per CCX (CPUID
-///   0x8000001D) and crossovers 2x apart, so the rule follows the core generation, told apart by
-///   its L2 size:
-///   - L2 below 1 MiB (Zen 3 and earlier, 512 KiB): `L3 / 4`. Measured on the Zen 3 VM: the hot
-///     crossover is 8 MiB for copies and 5-6 MiB for fills, so both use 8 MiB
-///     (docs/machines/amd-epyc-zen3.md).
-///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`. Measured on the Zen 4 VM (family 25
-///     model 17, L2 1 MiB): the hot crossover is 16 MiB for copies and for fills; at 8 MiB
-///     streaming runs 0.68x (copies) and 0.92x (fills) of ordinary stores
-///     (docs/machines/amd-epyc-zen4-f25m17.md).
+///   fraction fits the AMD parts measured, whose L3 per CCX is the same size and whose
+///   crossovers are a factor of two apart, so the rule follows the core generation, told apart
+///   by its L2 size:
+///   - L2 below 1 MiB (Zen 3 and earlier): `L3 / 4`;
+///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`.
 ///
-///   Parts with a stacked L3 (Milan-X, Genoa-X: 96 MiB per CCX) were not measured; there
-///   `calibrate()` decides (docs/performance.md, "Calibration"). The cache figures come from
-///   CPUID leaf 4 or 0x8000001D, never the legacy 0x80000006 (which glibc uses and which reports
-///   256-320 MiB on these VMs).
+///   Parts with a stacked L3 (Milan-X, Genoa-X) were not measured; there `calibrate()` decides
+///   (docs/performance.md, "Calibration"). The cache figures come from CPUID leaf 4 or
+///   0x8000001D, never the legacy 0x80000006, which glibc reads and which overstates the L3 on
+///   the VMs measured.
 /// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
 ///   instead: 4 MiB without figures, never below 1 MiB.
 fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
@@ -153,19 +145,17 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
 /// The size from which `Temporal` fills use `rep stosb` when nothing overrides it.
 ///
 /// - Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes whole
-///   lines without reading them for ownership; the vector loop ran 0.72-0.84x of glibc's
-///   `memset` (which uses `rep stosb`) from 16 KiB on the Intel Xeon VM
-///   (docs/machines/intel-xeon-f6m207.md).
-/// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold. On the Zen3 VM the vector
-///   loop is ahead below 12 MiB (2x at 4-16 KiB, the string store's start-up) and `rep stosb`
-///   from 16 MiB (docs/machines/amd-epyc-zen3.md).
+///   lines without reading them for ownership, which the vector loop cannot.
+/// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold: below it the vector loop is
+///   ahead, the string store's start-up costing most at a few KiB.
 /// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`: the widest
 ///   backend is `Generic`), with ERMS: from [`WORD_FILL_REP`] bytes, since the loop there stores
 ///   8 bytes at a time.
 /// - No ERMS, other architectures: never (`usize::MAX`).
 ///
-/// Every rule reads the CPU's record (its `arch` among them), not the target the crate was
-/// built for, so the zoo's tests run every recorded CPU's rules on any host.
+/// docs/performance.md ("Fill and zero") and docs/bare-metal.md have the runs. Every rule
+/// reads the CPU's record (its `arch` among them), not the target the crate was built for, so
+/// the zoo's tests run every recorded CPU's rules on any host.
 fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
     if !(cpu.arch == "x86_64" && cpu.features.erms) {
         usize::MAX
@@ -180,14 +170,14 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
 
 /// The size from which `Temporal` copies use `rep movsb` when nothing overrides it.
 ///
-/// - Intel with ERMS: 2 KiB (glibc: 2112 B on the Xeon VM). The vector loop ran 0.81-0.87x of
-///   glibc's `memcpy` into a cold destination from 16 KiB, and a bare `rep movsb` 0.99-1.04x
-///   from 4 KiB to 64 MiB (docs/machines/intel-xeon-f6m207.md): fast-string stores skip the
-///   read-for-ownership of lines they overwrite whole.
-/// - AMD: never. On Zen3 the vector loop beats glibc, and `rep movsb` slows down for some
-///   source and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen3
-///   and later).
+/// - Intel with ERMS: 2 KiB, about glibc's: fast-string stores skip the read-for-ownership of
+///   lines they overwrite whole, which the vector loop cannot.
+/// - AMD: never. There the vector loop beats glibc, and `rep movsb` slows down for some source
+///   and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen 3 and
+///   later).
 /// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
+///
+/// docs/performance.md ("Fill and zero") and docs/machines/README.md have the runs.
 fn default_rep_movsb(cpu: &Cpu) -> usize {
     if cpu.arch == "x86_64" && cpu.features.erms && cpu.is_intel() {
         2 << 10

@@ -19,8 +19,8 @@
 //! design assembled straddling lines in a line buffer on the stack and streamed them from
 //! there, but a load of bytes just stored by several smaller stores cannot be forwarded: it
 //! waits until they commit, and stores commit in order behind every streaming store still
-//! queued. On the Intel Xeon VM that stall, once per segment boundary, made a batch of gathered
-//! 1.5 KiB frames 2.5x slower than a streaming copy of the same bytes (docs/performance.md). The
+//! queued. That stall, once per segment boundary, made a batch of gathered frames far slower
+//! than a streaming copy of the same bytes (docs/performance.md, "Cursors"). The
 //! next design wrote a straddling line with ordinary stores, paying a read-for-ownership of a
 //! line the CPU never reads. Now the first piece's bytes of such a line stay in their segment
 //! (the gather remembers where) until the next piece arrives; if it completes the line, eight

@@ -222,12 +222,10 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
                 // A 64-byte register (AVX-512) runs the classes up to two of its width on its
                 // 32-byte half: four `ymm` at 65-128 bytes, two at 33-64, as glibc's `evex`
                 // `memmove` and `memset` do on Intel's AVX-512 servers (`Prefer_No_AVX512`).
-                // On the Intel Xeon (family 6 model 207) the pair of `zmm` ran 0.74-1.00x of
-                // glibc's four `ymm` at 96-128 B hot, copies and fills at every offset, while
-                // four `zmm` at 129-256 B ran 1.16-1.44x of its eight `ymm`: so the wide
-                // register keeps the classes from four registers up (docs/small-calls.md,
-                // "64-byte registers"). A masked engine keeps its one masked store below 64
-                // bytes (its own choice, `Edges::Masked`).
+                // The pair of `zmm` lost to glibc's four `ymm` at these sizes where four `zmm`
+                // beat its eight `ymm` above them, so the wide register keeps the classes from
+                // four registers up (docs/small-calls.md, "64-byte registers"). A masked engine
+                // keeps its one masked store below 64 bytes (its own choice, `Edges::Masked`).
                 if w == 64 && !(V::MASKED && len < w) {
                     return half::<V::Half, S>(dst, src, len);
                 }
@@ -256,7 +254,7 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
                 src.vector::<V>(len - w),
             ];
             // Stored in address order, as glibc does: interleaving the two ends (0, len-4w,
-            // w, ...) cost up to 1.7x at a misaligned destination (docs/small-calls.md), where
+            // w, ...) was slower at a misaligned destination (docs/small-calls.md), where
             // consecutive stores into one line can no longer be combined on their way to L1.
             for (i, r) in v[..4].iter().enumerate() {
                 r.store(dst.add(i * w));
@@ -269,9 +267,9 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
             // first aligned address, 4w per iteration while a whole block fits before the last
             // 4w bytes; then those 4w bytes. Into an aligned destination the first register is
             // the loop's first store, so it is not stored twice: glibc's `memmove` starts its
-            // loop one register in whatever the alignment (13 stores for 384 B on AVX2, where
-            // this stores 12), and its `memset` stores four unaligned registers first, which at
-            // an odd destination cost 0.83x of this shape (docs/small-calls.md).
+            // loop one register in whatever the alignment (a store more than this), and its
+            // `memset` stores four unaligned registers first, which was slower than this shape
+            // at an odd destination (docs/small-calls.md).
             let first = src.vector::<V>(0);
             let last = len - 4 * w;
             let mis = dst as usize & (w - 1);

@@ -3,10 +3,9 @@
 //!
 //! A short `memcpy` is a handful of loads and stores; what it costs beyond them is the way in.
 //! glibc reaches its size classes through one indirect jump (the PLT) and a compare ladder; LLVM
-//! libc's `inline_memcpy` inlines its classes and reaches no dispatcher at all. Ours used to pay
-//! the load of the active table, its null check, the indirect call and then the kernel's own
-//! ladder, plus (for `Auto`) the mode's resolution, at every size. Here the classes that need no
-//! loop are inlined into the caller on the baseline register:
+//! libc's `inline_memcpy` inlines its classes and reaches no dispatcher at all. Here the classes
+//! that need no loop are inlined into the caller on the baseline register, so a short call pays
+//! neither the table's indirect call nor the mode's resolution:
 //!
 //! | target                                                    | register                     | inlined up to |
 //! |-----------------------------------------------------------|------------------------------|---------------|
@@ -21,17 +20,17 @@
 //! (`dispatch::tune::Small`, an AVX-512 CPU measured to gain from it), fills (and, asked for, copies)
 //! take one byte-masked move instead, with no compare between lengths at all
 //! (`arch::x86_64::masked`, inline assembly, so the call site needs no target feature); moves
-//! never do. docs/small-calls.md, "Sizes that change every call", has the runs. The inline
-//! path stops at four registers because that
-//! is where it stops needing no more stores than the widest register behind the table: from 65
-//! bytes SSE2 needs eight 16-byte stores where AVX2 and glibc need four 32-byte ones, and into
-//! a cold destination, where every store waits in the store queue for its line, the eight ran
-//! 0.82-0.85x of glibc at 96-128 B (Zen 3) while the table's four ran at 0.98-1.02x. Hot, the
-//! inline eight won (1.1-1.2x); the rule keeps the cold case, which a network stack's transmit
-//! buffers and an allocator's fresh blocks are. docs/small-calls.md has the figures.
+//! never do. docs/small-calls.md, "Sizes that change every call", has the runs.
+//!
+//! The inline path stops at four registers because that is where it stops needing no more
+//! stores than the widest register behind the table: past it SSE2 needs twice the stores of
+//! AVX2 and glibc, and into a cold destination, where every store waits in the store queue for
+//! its line, that lost to them where it won hot. The rule keeps the cold case, which a network
+//! stack's transmit buffers and an allocator's fresh blocks are (docs/small-calls.md has the
+//! figures).
 //!
 //! Every mode but `FlushCache` stores this few bytes with ordinary stores (streaming starts at
-//! [`STREAM_MIN`](super::STREAM_MIN), far above [`MAX`]), so the inline path is right for
+//! [`STREAM_MIN`], far above [`MAX`]), so the inline path is right for
 //! `Temporal`, `NonTemporal` and `Auto` alike and the mode costs no work: `Auto`'s threshold is
 //! not even loaded. `FlushCache` must write every line back, which the table does.
 //!

@@ -205,8 +205,8 @@ unsafe fn chain<const N: usize, D: Sink>(src: *const u8, dst: D, off: usize, sum
 /// `init`, not folded: one straight carry chain (`add`, then `adc` from memory, the 4-byte
 /// remainder of 20 as a zero-padded word), no length ladder. Linux special-cases the same two
 /// (`csum_partial`'s 40-byte path, `ip_fast_csum`), the calls a stack makes most; through
-/// [`short`]'s ladder and a call, these ran 0.82-0.86x of a kernel-style loop in one harness,
-/// inline like this 2.1-3.4x (docs/checksums.md).
+/// [`short`]'s ladder and a call these lost to a kernel-style loop, inline like this they beat
+/// it (docs/checksums.md, "The IP headers").
 ///
 /// # Safety
 /// `src..src + LEN` readable; `LEN` is 20 or 40.
@@ -240,10 +240,8 @@ pub(crate) unsafe fn header<const LEN: usize>(src: *const u8, init: u64) -> u64 
 /// steps take it before dispatch. Its two carry chains take 16 bytes a cycle on every CPU in
 /// docs/machines; the vector loop pays a fixed cost first (the call, the tail, merging and
 /// reducing its accumulators), which 32- and 64-byte registers win back at about 512 bytes on
-/// the Zen 3 (AVX2: [`short`] 12.5 ns at 500 B, the loop 11.5-13.9 ns at 512 B by build; the
-/// same per-byte throughput on Zen 4 with either engine). On the Intel Xeon, by its reference
-/// run with the former reduction's cost taken out, both paths stay above a kernel-style loop
-/// on either side of the cut-over (docs/checksums.md).
+/// every CPU measured, with either engine (docs/checksums.md has the runs on each side of the
+/// cut-over).
 pub(crate) const SHORT: usize = 512;
 // Below `STREAM_MIN` every mode but flush-cache stores temporally, so a short fused copy is an
 // ordinary-store copy in every mode the callers take it for.
@@ -295,7 +293,8 @@ unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, k: usize) -> u64 {
 /// other. A chain is one instruction a word where the CPU runs `adc` from memory as one
 /// operation (AMD), and the two chains take two words a cycle where two `adc` run in parallel
 /// (Intel): the former shape, an `add` and an `adc $0` a word into a 128-bit accumulator (two
-/// instructions a word), tied a kernel-style loop at 52-128 bytes on Zen 3 (docs/checksums.md).
+/// instructions a word), only tied a kernel-style loop (docs/checksums.md, "The short path's
+/// shape").
 /// Below 64 bytes the length's bits pick straight-line 32-, 16- and 8-byte steps and the last
 /// bytes as one shifted word; a 20-byte IPv4 header is two words and one shifted load, with no
 /// loop. No vector register is touched, so the word backend runs it too. A sink that stores
@@ -375,8 +374,8 @@ unsafe fn last_bytes<D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
 /// [`short`] for a sink that stores: each word added into a 128-bit accumulator (`add` from the
 /// register the word is stored from, `adc $0` into the high half on x86_64; `adds`/`adc` on
 /// aarch64), two accumulators over 64-byte blocks, the carries counted in the high halves.
-/// With a store per word the carry chains' bookkeeping cost the fused copy a cycle per call at
-/// 20-64 B on the Zen 3 (docs/checksums.md), so the copy keeps this shape.
+/// With a store per word the carry chains' bookkeeping made the fused copy slower at the
+/// shortest lengths (docs/checksums.md), so the copy keeps this shape.
 ///
 /// # Safety
 /// As [`short`].
@@ -533,10 +532,9 @@ unsafe fn whole<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64
 /// many more bytes per instruction than [`short`]'s two carry chains (two bytes an
 /// instruction, 16 bytes a cycle): a 32-byte register adds 32 bytes in four instructions (eight
 /// a cycle or more), a 64-byte one 64, NEON's pair 32 in two; a 16-byte SSE2 register adds 16
-/// in four, the word backend's `add`/`adc` pairs 8 in two, and both lose to [`short`]: SSE2's
-/// loop ran 0.64-0.87x of it from 512 B to 64 KiB on the Zen 3 (docs/checksums.md), as port
-/// counts say it must on the others (SSE2 on Intel: three vector ports, 12 bytes a cycle
-/// against the chains' 14).
+/// in four, the word backend's `add`/`adc` pairs 8 in two, and both lose to [`short`], as
+/// measured (docs/checksums.md) and as port counts say they must (SSE2 on Intel: three vector
+/// ports, 12 bytes a cycle against the chains' 14).
 const fn sum_in_registers(bytes: usize) -> bool {
     bytes >= 32
 }
@@ -544,7 +542,7 @@ const fn sum_in_registers(bytes: usize) -> bool {
 /// The sum of `len` bytes at `src`, folded to 16 bits: [`short`] below [`SHORT`] bytes, and at
 /// every length on registers narrower than 32 bytes ([`sum_in_registers`]); else the register
 /// loop, its loads aligned after a head of fewer than `V::BYTES` bytes (unaligned loads from an
-/// odd source ran 64 KiB 16 % slower on the Zen 3, docs/checksums.md).
+/// odd source were slower, docs/checksums.md).
 ///
 /// # Safety
 /// `src..src + len` readable; the backend's features present.

@@ -204,7 +204,7 @@ pub fn boundary_lengths() -> Vec<usize> {
     v
 }
 
-/// Scale of the tables: full natively, reduced under Miri (~100x slower).
+/// Scale of the tables: full natively, reduced under Miri (which interprets every instruction).
 pub fn miri() -> bool {
     cfg!(miri)
 }
@@ -229,7 +229,7 @@ pub fn run_target_binary(exe: impl AsRef<std::ffi::OsStr>) -> std::process::Comm
 
 /// Whether the tests run under a user-mode emulator (cargo's target runner, QEMU for aarch64):
 /// there the 64 x 64 offset grid is thinned to every third offset (still every residue mod 3
-/// and both ends), since TCG runs it ~20x slower than native.
+/// and both ends), since TCG translates every instruction.
 pub fn emulated() -> bool {
     // `vars_os`: a child may run with non-UTF-8 values (`vars` panics on them).
     std::env::vars_os().any(|(k, v)| {

@@ -230,9 +230,8 @@ pub fn section(s: &mut Session) {
     s.start("9. moves");
     let samples = s.plan.samples.max(2);
     // Cold sizes: those of which the arena holds at least 8 slots, so a move never lands in a
-    // slot touched recently (4 MiB with --quick, 16 MiB in a full run on Zen 3), and those
-    // larger than the last-level cache of which it holds two (no line of such a move survives
-    // the other slot's): 48 MiB with --quick and in a full run on Zen 3.
+    // slot touched recently, and those larger than the last-level cache of which it holds two
+    // (no line of such a move survives the other slot's).
     let llc = s.machine.l3.or(s.machine.l2).unwrap_or(32 << 20);
     let arena = s.arena.len();
     let cold_sizes: Vec<usize> = [64 << 10, 1 << 20, 4 << 20, 16 << 20, 32 << 20, 48 << 20]

@@ -177,9 +177,8 @@ impl Call {
 
 /// Times `f` over every destination; ns per call. Not inlined: each variant's closure makes a
 /// function of its own, so the loop a variant is timed in starts at a function boundary and
-/// does not move when another variant's code changes (inlined into one function, the hot 96-256 B
-/// copies read 0.70x or 1.35x of `memcpy` from one build to the next with the copy's own code
-/// unchanged).
+/// does not move when another variant's code changes (inlined into one function, the figures
+/// moved from build to build with the copy's own code unchanged: docs/report.md).
 #[inline(never)]
 fn each(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
     let t = Instant::now();
