@@ -59,10 +59,16 @@ pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
 /// Alignment is never required.
 #[inline(always)]
 pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= kernel::small::MAX && mode != Mode::FlushCache {
+    if len <= kernel::small::MAX {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
-        // stores, which the inline classes are (`kernel::small`).
-        unsafe { kernel::small::copy(dst, src, len) };
+        // stores, which the inline classes are (`kernel::small`); FlushCache then writes the
+        // lines back ([`flush_inline`]).
+        unsafe {
+            kernel::small::copy(dst, src, len);
+            if mode == Mode::FlushCache {
+                flush_inline(dst, len, true);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract.
@@ -106,6 +112,27 @@ unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: 
     // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
     // memory in any kernel (every move lies inside `0..len`).
     unsafe { copy_on(k, dst, src, len, mode.resolve(len, copy_below())) }
+}
+
+/// Writes back every line of `dst..dst + len` that a `FlushCache` call of the inline path just
+/// stored, with dispatch's flush instruction, then (`fenced`) waits for the write-backs: what the
+/// table's flush kernels do below `STREAM_MIN`. Out of line and cold, so that the inline path
+/// pays one predicted compare after its stores for a mode read at run time, and nothing for a
+/// constant one (docs/small-calls.md, "The run-time mode").
+///
+/// # Safety
+/// `dst..dst + len` mapped (it was just written).
+#[cold]
+#[inline(never)]
+pub(crate) unsafe fn flush_inline(dst: *const u8, len: usize, fenced: bool) {
+    let op = dispatch::flush_op();
+    // SAFETY: `op` runs on this CPU (dispatch's); the range was just written, so it is mapped.
+    unsafe {
+        crate::arch::flush_range(op, dst, len);
+        if fenced {
+            Store::Flush(op).fence();
+        }
+    }
 }
 
 /// Copies with exactly `backend`, whatever dispatch picked (for tests, benchmarks and
@@ -258,10 +285,16 @@ pub fn zero(dst: &mut [u8], mode: Mode) {
 /// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
 #[inline(always)]
 pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    if len <= kernel::small::MAX && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract. Every mode but FlushCache stores this few bytes with
-        // ordinary stores (streaming starts at `STREAM_MIN`), so inline stores are that mode.
-        unsafe { kernel::small::fill(dst, byte, len) };
+    if len <= kernel::small::MAX {
+        // SAFETY: forwarded contract. Every mode stores this few bytes with ordinary stores
+        // (streaming starts at `STREAM_MIN`), so inline stores are that mode; FlushCache then
+        // writes the lines back ([`flush_inline`]).
+        unsafe {
+            kernel::small::fill(dst, byte, len);
+            if mode == Mode::FlushCache {
+                flush_inline(dst, len, true);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract.
@@ -395,9 +428,15 @@ pub fn fill_with_flush(
 /// ```
 #[inline(always)]
 pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= kernel::small::MAX && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { kernel::small::copy(dst, src, len) };
+    if len <= kernel::small::MAX {
+        // SAFETY: forwarded contract; ordinary stores owe no fence, FlushCache's write-backs
+        // are the caller's to fence.
+        unsafe {
+            kernel::small::copy(dst, src, len);
+            if mode == Mode::FlushCache {
+                flush_inline(dst, len, false);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract; the published temporal entry runs on
@@ -430,9 +469,15 @@ unsafe extern "C" fn copy_unfenced_table(dst: *mut u8, src: *const u8, len: usiz
 /// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
 #[inline(always)]
 pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    if len <= kernel::small::MAX && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { kernel::small::fill(dst, byte, len) };
+    if len <= kernel::small::MAX {
+        // SAFETY: forwarded contract; ordinary stores owe no fence, FlushCache's write-backs
+        // are the caller's to fence.
+        unsafe {
+            kernel::small::fill(dst, byte, len);
+            if mode == Mode::FlushCache {
+                flush_inline(dst, len, false);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract; the published temporal entry runs on

@@ -220,11 +220,16 @@ pub fn copy_within_with_engine(
 /// ```
 #[inline(always)]
 pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= small::MAX && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
-        // stores, which the inline classes are, and each loads before it stores
-        // (`kernel::small::move_`).
-        unsafe { small::move_(dst, src, len) };
+    if len <= small::MAX {
+        // SAFETY: forwarded contract. Below `STREAM_MIN` every mode is ordinary stores, which
+        // the inline classes are, and each loads before it stores (`kernel::small::move_`);
+        // FlushCache then writes the lines back.
+        unsafe {
+            small::move_(dst, src, len);
+            if mode == Mode::FlushCache {
+                crate::copy::flush_inline(dst, len, true);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract.
@@ -294,9 +299,15 @@ unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: 
 /// ```
 #[inline(always)]
 pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    if len <= small::MAX && mode != Mode::FlushCache {
-        // SAFETY: forwarded contract; ordinary stores owe no fence.
-        unsafe { small::move_(dst, src, len) };
+    if len <= small::MAX {
+        // SAFETY: forwarded contract; ordinary stores owe no fence, FlushCache's write-backs
+        // are the caller's to fence.
+        unsafe {
+            small::move_(dst, src, len);
+            if mode == Mode::FlushCache {
+                crate::copy::flush_inline(dst, len, false);
+            }
+        }
         return;
     }
     // SAFETY: forwarded contract; the published temporal entry runs on

@@ -112,16 +112,14 @@ pub fn opaque_ptr<T>(p: *mut T) -> *mut T {
 }
 
 /// `m`, unknown to the compiler at every call: the mode as a run-time value (a per-socket
-/// policy read from a field), not a constant it can fold into the call. Through [`opaque`], so
-/// it stays in a register; turning the integer back into a `Mode` costs a compare or two.
+/// policy read from a field), not a constant it can fold into the call. Its index goes through
+/// [`opaque`] and comes back as one load from [`Mode::ALL`], as a policy's field is read: a
+/// `match` on the integer put three compares and branches of the harness's own into every timed
+/// call, which the library's figures then carried (docs/small-calls.md, "The run-time mode").
 #[inline(always)]
 pub fn opaque_mode(m: Mode) -> Mode {
-    match opaque(m as usize) {
-        0 => Mode::Temporal,
-        1 => Mode::NonTemporal,
-        2 => Mode::FlushCache,
-        _ => Mode::Auto,
-    }
+    const _: () = assert!(Mode::ALL.len() == 4);
+    Mode::ALL[opaque(m as usize) & 3]
 }
 
 /// How many runs make one timed sample of `size` bytes: about `sample_bytes` of traffic, at

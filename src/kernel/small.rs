@@ -145,20 +145,18 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
 
 /// The plain classes for `len <= MAX = 4W` (`W` the baseline register's width), with few
 /// compares, so that a size that changes every call has few to mispredict (LLVM libc's and
-/// glibc's classes, merged below `W` where one overlapping shape covers several):
+/// glibc's classes, merged below 16 bytes where one overlapping shape covers several):
 /// - `W..=2W`: the first and the last register;
-/// - `2W..=4W`: four registers at `0`, `d`, `len - W - d` and `len - W`, with
-///   `d = (len / 2W) * W` computed, not branched on;
-/// - `4..W`: four 4-byte words the same way, `d = (len / 8) * 4` (8, 4 and 2-byte pairs were
-///   three more compares);
+/// - `2W..=4W`: four registers at `0`, `W`, `len - 2W` and `len - W`;
+/// - `4..W`: four 4-byte words at `0`, `d`, `len - 4 - d` and `len - 4`, with
+///   `d = (len / 8) * 4` computed, not branched on (8- and 4-byte pairs were one compare more,
+///   which a fleet's mix of sizes, most of them below 16 bytes, mispredicts);
 /// - `1..4`: the bytes at `0`, `len / 2` and `len - 1`;
 /// - `0`: nothing.
 ///
-/// The pair at `W..=2W` is a compare the four registers would save: it keeps calls that repeat
-/// one size there at two stores (docs/small-calls.md, "Sizes that change every call").
-///
 /// Every byte of `0..len` lies in one of the windows and every window lies in `0..len`; every
 /// class loads all it moves before its first store, so overlapping ranges move right too.
+/// docs/small-calls.md, "Sizes that change every call", has the runs behind each choice.
 ///
 /// # Safety
 /// As [`copy`] (overlap allowed), for any [`ByteSource`].
@@ -166,12 +164,12 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
 unsafe fn classes<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     let w = Base::BYTES;
     debug_assert!(len <= 4 * w);
-    // SAFETY: (whole body) with `W <= len <= 4W`, `d <= len - W` (`d = 0` below `2W`, `W`
-    // below `4W`, `2W` at `4W`), so every window `[x, x + W)` lies in `0..len`, and
-    // `[0, d + W)` with `[len - W - d, len)` covers it since `len - W - d <= d + W`. The same
-    // holds for 4-byte words with `4 <= len < W <= 16` (`d` is 0 below 8, 4 below 16). The
-    // bytes at `0`, `len / 2`, `len - 1` lie in `0..len` for `len >= 1` and cover it for
-    // `len <= 3`.
+    // SAFETY: (whole body) the pair lies in `0..len` for `W <= len <= 2W` and covers it; the
+    // four registers lie in it for `2W < len <= 4W` and cover it since `len - 2W <= 2W`. With
+    // `4 <= len < W <= 16`, `d <= len - 4` (`d` is 0 below 8, 4 below 16), so every 4-byte
+    // window lies in `0..len`, and `[0, d + 4)` with `[len - 4 - d, len)` covers it since
+    // `len - 4 - d <= d + 4`. The bytes at `0`, `len / 2`, `len - 1` lie in `0..len` for
+    // `len >= 1` and cover it for `len <= 3`.
     unsafe {
         if len >= w {
             if len <= 2 * w {
@@ -181,14 +179,13 @@ unsafe fn classes<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
                 e.store(dst.add(len - w));
                 return;
             }
-            let d = len / (2 * w) * w;
             let a = src.vector::<Base>(0);
-            let b = src.vector::<Base>(d);
-            let c = src.vector::<Base>(len - w - d);
+            let b = src.vector::<Base>(w);
+            let c = src.vector::<Base>(len - 2 * w);
             let e = src.vector::<Base>(len - w);
             a.store(dst);
-            b.store(dst.add(d));
-            c.store(dst.add(len - w - d));
+            b.store(dst.add(w));
+            c.store(dst.add(len - 2 * w));
             e.store(dst.add(len - w));
         } else if len >= 4 {
             let d = len / 8 * 4;
