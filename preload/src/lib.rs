@@ -91,36 +91,90 @@ extern "C" {
 
 // ---------------------------------------------------------------- the call path
 
-/// A move of `n` bytes (the `memcpy` and `memmove` groups).
+/// The longest call the crate's inline classes serve at the call site (four 16-byte registers
+/// on x86_64 and aarch64: docs/small-calls.md). Only the shape of the code depends on it: up to
+/// it an `Auto` call is inlined here whole and returns without saving a register; past it, or in
+/// another state, the exported function tail-calls [`moves_out`] / [`fills_out`].
+const INLINE: usize = 64;
+const AUTO: u8 = Mode::Auto as u8;
+
+/// A move of `n` bytes (the `memcpy` and `memmove` groups); returns `d`.
 ///
 /// # Safety
 /// `s` readable and `d` writable for `n` bytes; they may overlap.
 #[inline(always)]
-unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) {
+unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
     let st = STATE.0[g].load(Ordering::Acquire);
-    if st < COUNTING {
-        // SAFETY: the caller's contract; `st` is a mode's discriminant.
-        unsafe { cachecopy::move_raw(d, s, n, Mode::ALL[st as usize]) }
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { slow(g, d, s, 0, n, st) }
+    if n <= INLINE {
+        if st == AUTO {
+            // SAFETY: the caller's contract.
+            unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) };
+            return d;
+        }
     }
+    // SAFETY: the caller's contract.
+    unsafe { moves_out(d, s, n, st, g) }
 }
 
-/// A fill of `n` bytes (the `memset` group).
+/// [`moves`] past the inline classes, or in any state but `Auto`. `extern "C"`: it cannot
+/// unwind, so the exported function needs no landing pad around it and tail-calls it.
+///
+/// # Safety
+/// As [`moves`].
+#[inline(never)]
+unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: usize) -> *mut u8 {
+    // SAFETY (all three): the caller's contract; in the second `st` is a mode's discriminant.
+    unsafe {
+        if st == AUTO {
+            cachecopy::move_raw(d, s, n, Mode::Auto)
+        } else if st < COUNTING {
+            cachecopy::move_raw(d, s, n, Mode::ALL[st as usize])
+        } else {
+            slow(g, d, s, 0, n, st)
+        }
+    }
+    // Opaque, so that the caller does not keep its own copy of `d` in a saved register across
+    // the call (it would, knowing the result is the argument) and can tail-call this instead.
+    core::hint::black_box(d)
+}
+
+/// A fill of `n` bytes (the `memset` group); returns `d`.
 ///
 /// # Safety
 /// `d` writable for `n` bytes.
 #[inline(always)]
-unsafe fn fills(d: *mut u8, byte: u8, n: usize) {
+unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
     let st = STATE.0[SET].load(Ordering::Acquire);
-    if st < COUNTING {
-        // SAFETY: the caller's contract; `st` is a mode's discriminant.
-        unsafe { cachecopy::fill_raw(d, byte, n, Mode::ALL[st as usize]) }
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { slow(SET, d, core::ptr::null(), byte, n, st) }
+    if n <= INLINE {
+        if st == AUTO {
+            // SAFETY: the caller's contract.
+            unsafe { cachecopy::fill_raw(d, byte, n, Mode::Auto) };
+            return d;
+        }
     }
+    // SAFETY: the caller's contract.
+    unsafe { fills_out(d, byte, n, st) }
+}
+
+/// [`fills`] past the inline classes, or in any state but `Auto` (`extern "C"`: see
+/// [`moves_out`]).
+///
+/// # Safety
+/// As [`fills`].
+#[inline(never)]
+unsafe extern "C" fn fills_out(d: *mut u8, byte: u8, n: usize, st: u8) -> *mut u8 {
+    // SAFETY (all three): the caller's contract; in the second `st` is a mode's discriminant.
+    unsafe {
+        if st == AUTO {
+            cachecopy::fill_raw(d, byte, n, Mode::Auto)
+        } else if st < COUNTING {
+            cachecopy::fill_raw(d, byte, n, Mode::ALL[st as usize])
+        } else {
+            slow(SET, d, core::ptr::null(), byte, n, st)
+        }
+    }
+    // Opaque: see `moves_out`.
+    core::hint::black_box(d)
 }
 
 /// Every state but a plain mode: initialisation, statistics, `off`.
@@ -350,8 +404,7 @@ pub fn stats_line(l: &mut Line<'_>) {
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
-    dst
+    unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
 }
 
 /// `mempcpy`: `memcpy`, returning `dst + n`.
@@ -372,8 +425,7 @@ pub unsafe extern "C" fn mempcpy(dst: *mut c_void, src: *const c_void, n: usize)
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves(MOVE, dst.cast(), src.cast(), n) };
-    dst
+    unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
 }
 
 /// `memset`: sets `n` bytes at `dst` to `(unsigned char)c` and returns `dst`.
@@ -383,8 +435,7 @@ pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize)
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { fills(dst.cast(), c as u8, n) };
-    dst
+    unsafe { fills(dst.cast(), c as u8, n).cast() }
 }
 
 /// `bzero`: zeroes `n` bytes at `dst`.
@@ -414,8 +465,7 @@ pub unsafe extern "C" fn __memcpy_chk(
         unsafe { __chk_fail() }
     }
     // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
-    dst
+    unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
 }
 
 /// `__mempcpy_chk`: [`__memcpy_chk`] returning `dst + n`.
@@ -454,8 +504,7 @@ pub unsafe extern "C" fn __memmove_chk(
         unsafe { __chk_fail() }
     }
     // SAFETY: the caller's contract.
-    unsafe { moves(MOVE, dst.cast(), src.cast(), n) };
-    dst
+    unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
 }
 
 /// `__memset_chk`: aborts when `n > dstlen`, else [`memset`].
@@ -474,6 +523,5 @@ pub unsafe extern "C" fn __memset_chk(
         unsafe { __chk_fail() }
     }
     // SAFETY: the caller's contract.
-    unsafe { fills(dst.cast(), c as u8, n) };
-    dst
+    unsafe { fills(dst.cast(), c as u8, n).cast() }
 }
