@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Proves that libcachecopy_preload never calls the functions it exports (docs/preload.md).
+"""Proves that libcachecopy_preload never calls the functions it exports, and that its call path
+neither allocates, locks nor touches thread-local storage (docs/preload.md).
 
 Usage: preload/check_calls.py LIBRARY [OBJDUMP]
 
@@ -17,6 +18,12 @@ takes (lea/mov of a .text address: function pointers handed to formatting or tab
 when any reachable instruction calls, jumps to or loads the address of one of the exported
 functions, their PLT stubs or their GOT slots. Panic entry points are not followed (a panic in an
 `extern "C"` function aborts the process; reaching one is a bug, not a copy): they are listed.
+
+The same graph without the constructor and destructor (which run once, outside any call, and
+may look symbols up with the loader's lock) is the call path: nothing reachable from it may call
+the allocator (`malloc` and friends, Rust's `__rust_alloc` family), a lock or thread-local
+key function of libpthread, `__tls_get_addr`, or address memory through `%fs` (thread-local
+storage).
 """
 import bisect
 import re
@@ -27,6 +34,18 @@ BANNED = {
     "memcpy", "mempcpy", "memmove", "memset", "bzero",
     "__memcpy_chk", "__mempcpy_chk", "__memmove_chk", "__memset_chk",
 }
+# Not on the call path: the allocator, locks, thread-local storage.
+FORBIDDEN = {
+    "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign",
+    "valloc", "pvalloc", "__tls_get_addr", "pthread_mutex_lock", "pthread_mutex_trylock",
+    "pthread_mutex_timedlock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+    "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock", "pthread_spin_lock",
+    "pthread_cond_wait", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
+    "pthread_once", "sem_wait", "flock", "lockf", "dlsym", "dlopen", "dladdr",
+}
+FORBIDDEN_RUST = re.compile(r"__rust_(alloc|dealloc|realloc|alloc_zeroed)\b|__rdl_|__rg_")
+# Run once, outside any call: not the call path.
+ONCE = re.compile(r"^cachecopy_preload::(constructor|destructor)$")
 # Our code by name: the crates `cachecopy` and `cachecopy_preload` (legacy and v0 mangling,
 # demangled).
 OURS = re.compile(r"cachecopy")
@@ -99,15 +118,27 @@ def main():
         i = bisect.bisect_right(starts, addr) - 1
         return starts[i] if i >= 0 else None
 
-    text_lo, text_hi = starts[0], max(starts) + 0x100000
+    # Code sections: a target outside them (a RIP-relative data address) is no edge.
+    code = []
+    lines = run(objdump, "-h", lib).splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if m and i + 1 < len(lines) and "CODE" in lines[i + 1]:
+            vma, size = int(m.group(3), 16), int(m.group(2), 16)
+            code.append((vma, vma + size))
+
+    def in_code(a):
+        return any(lo <= a < hi for lo, hi in code)
 
     # Edges and banned references per function.
-    edges, bad = {}, {}
+    edges, bad, forbidden = {}, {}, {}
     direct = re.compile(r"^(call|jmp|j[a-z]+)\s+([0-9a-f]+) <")
     comment = re.compile(r"#\s*([0-9a-f]+)")
     for start, insns in body.items():
-        out, refs = set(), []
+        out, refs, forb = set(), [], []
         for text in insns:
+            if "%fs:" in text:
+                forb.append(f"{text.strip()}   [thread-local storage]")
             targets = []
             m = direct.match(text)
             if m:
@@ -120,6 +151,8 @@ def main():
                     if kind == "sym":
                         if what in BANNED:
                             refs.append(f"{text.strip()}   [GOT slot of {what}]")
+                        elif what in FORBIDDEN:
+                            forb.append(f"{text.strip()}   [GOT slot of {what}]")
                         elif what in exported:
                             targets.append(exported[what])
                     else:
@@ -130,7 +163,10 @@ def main():
                 if t in plt and plt[t] in BANNED:
                     refs.append(f"{text.strip()}   [PLT stub of {plt[t]}]")
                     continue
-                if not (text_lo <= t < text_hi):
+                if t in plt and plt[t] in FORBIDDEN:
+                    forb.append(f"{text.strip()}   [PLT stub of {plt[t]}]")
+                    continue
+                if not in_code(t):
                     continue
                 f = func_at(t)
                 if f is None or f == start:
@@ -138,10 +174,14 @@ def main():
                 if names[f] in BANNED:
                     refs.append(f"{text.strip()}   [{names[f]} itself]")
                     continue
+                if FORBIDDEN_RUST.search(names[f]):
+                    forb.append(f"{text.strip()}   [{names[f]}]")
                 out.add(f)
         edges[start] = out
         if refs:
             bad[start] = refs
+        if forb:
+            forbidden[start] = forb
 
     roots = {a for a in (exported[n] for n in BANNED)}
     roots |= {
@@ -182,6 +222,36 @@ def main():
                 print(f"    {r}")
     if failed:
         sys.exit("check_calls: the library calls a function it exports (it would recurse)")
+    # The call path: the same walk without the constructor and destructor.
+    path_roots = {r for r in roots if not ONCE.search(names[r])}
+    seen2, todo = set(path_roots), list(path_roots)
+    parent2 = {r: None for r in path_roots}
+    while todo:
+        f = todo.pop()
+        for g in edges.get(f, ()):
+            if PANIC.search(names[g]) or EXEMPT.search(names[g]) or ONCE.search(names[g]):
+                continue
+            if g not in seen2:
+                seen2.add(g)
+                parent2[g] = f
+                todo.append(g)
+    for f in sorted(seen2):
+        if f in forbidden:
+            failed = True
+            chain, g = [], f
+            while g is not None:
+                chain.append(names[g])
+                g = parent2[g]
+            print(f"FAIL (call path): {names[f]} (reached from {' <- '.join(chain[1:]) or 'a root'}):")
+            for r in forbidden[f]:
+                print(f"    {r}")
+    if failed:
+        sys.exit("check_calls: the call path allocates, locks or uses thread-local storage")
+    total_forb = sum(len(r) for r in forbidden.values())
+    print(f"check_calls: call path: {len(seen2)} functions, no allocator, lock, thread-local key, "
+          f"dlsym or %fs access ({total_forb} such references elsewhere in the object)")
+    if total_forb == 0:
+        sys.exit("check_calls: found no allocator or TLS reference anywhere: the check is broken")
     # The patterns must be able to fail: the standard library's code in the same object (not
     # reachable from ours) calls memcpy and memset through the same GOT slots.
     total = sum(len(r) for r in bad.values())

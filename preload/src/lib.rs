@@ -105,12 +105,10 @@ const AUTO: u8 = Mode::Auto as u8;
 #[inline(always)]
 unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
     let st = STATE.0[g].load(Ordering::Acquire);
-    if n <= INLINE {
-        if st == AUTO {
-            // SAFETY: the caller's contract.
-            unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) };
-            return d;
-        }
+    if n <= INLINE && st == AUTO {
+        // SAFETY: the caller's contract.
+        unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) };
+        return d;
     }
     // SAFETY: the caller's contract.
     unsafe { moves_out(d, s, n, st, g) }
@@ -123,7 +121,7 @@ unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
 /// As [`moves`].
 #[inline(never)]
 unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: usize) -> *mut u8 {
-    // SAFETY (all three): the caller's contract; in the second `st` is a mode's discriminant.
+    // SAFETY: the caller's contract, in all three; in the second `st` is a mode's discriminant.
     unsafe {
         if st == AUTO {
             cachecopy::move_raw(d, s, n, Mode::Auto)
@@ -145,12 +143,10 @@ unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: us
 #[inline(always)]
 unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
     let st = STATE.0[SET].load(Ordering::Acquire);
-    if n <= INLINE {
-        if st == AUTO {
-            // SAFETY: the caller's contract.
-            unsafe { cachecopy::fill_raw(d, byte, n, Mode::Auto) };
-            return d;
-        }
+    if n <= INLINE && st == AUTO {
+        // SAFETY: the caller's contract.
+        unsafe { cachecopy::fill_raw(d, byte, n, Mode::Auto) };
+        return d;
     }
     // SAFETY: the caller's contract.
     unsafe { fills_out(d, byte, n, st) }
@@ -163,7 +159,7 @@ unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
 /// As [`fills`].
 #[inline(never)]
 unsafe extern "C" fn fills_out(d: *mut u8, byte: u8, n: usize, st: u8) -> *mut u8 {
-    // SAFETY (all three): the caller's contract; in the second `st` is a mode's discriminant.
+    // SAFETY: the caller's contract, in all three; in the second `st` is a mode's discriminant.
     unsafe {
         if st == AUTO {
             cachecopy::fill_raw(d, byte, n, Mode::Auto)
