@@ -46,6 +46,9 @@ grep -qw avx512bw /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo && backends+="
 for b in $backends; do
     VARIANT="backend=$b" CACHECOPY_BACKEND=$b run "$auto.*; engine $b/$b/" "$out/preload"
 done
+# CACHECOPY_TUNE, the crate's tuning line, read at detection like the single variables: its
+# engine must be the one in force.
+VARIANT=tune CACHECOPY_TUNE=body=sse2,nt=0,fill_nt=0 run "$auto.*; engine sse2/sse2/" "$out/preload"
 # A bad item is reported and ignored; the rest keeps its default.
 VARIANT=bad CACHECOPY_PRELOAD="memcpy=bogus,memset=temporal" \
     run "memcpy Auto $calls.*memset Temporal $calls" "$out/preload" 2> "$out/bad.err"
