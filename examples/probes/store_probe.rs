@@ -301,6 +301,15 @@ mod probe {
         }
     }
 
+    /// The fence of a batch: one `sfence` after every `BATCH` slots, as a transmit batch ends.
+    #[inline(always)]
+    fn batch_fence(slot: usize) {
+        if slot % BATCH == BATCH - 1 {
+            // SAFETY: `sfence` is baseline.
+            unsafe { _mm_sfence() };
+        }
+    }
+
     /// Writes only the two partial lines of every slot (table A).
     fn edges_only(k: Kind, ring: &Ring, src: &[u8]) {
         let tail_at = HDR + PAYLOAD - (FRAME % 64);
@@ -311,11 +320,9 @@ mod probe {
                 partial(k, d.add(HDR), src.as_ptr(), 64 - HDR);
                 partial(k, d.add(tail_at), src.as_ptr().add(64), FRAME % 64);
             }
-            if s % BATCH == BATCH - 1 {
-                // SAFETY: `sfence` is baseline.
-                unsafe { _mm_sfence() };
-            }
+            batch_fence(s);
         }
+        // SAFETY: `sfence` is baseline.
         unsafe { _mm_sfence() };
     }
 
@@ -350,11 +357,9 @@ mod probe {
                     }
                 }
             }
-            if s % BATCH == BATCH - 1 {
-                // SAFETY: `sfence` is baseline.
-                unsafe { _mm_sfence() };
-            }
+            batch_fence(s);
         }
+        // SAFETY: `sfence` is baseline.
         unsafe { _mm_sfence() };
         black_box(ring.p);
     }
@@ -498,10 +503,7 @@ mod probe {
                     }
                 }
             }
-            if s % BATCH == BATCH - 1 {
-                // SAFETY: `sfence` is baseline.
-                unsafe { _mm_sfence() };
-            }
+            batch_fence(s);
         }
         // SAFETY: `sfence` is baseline.
         unsafe { _mm_sfence() };

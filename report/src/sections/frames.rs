@@ -423,6 +423,14 @@ fn measure(
     }
 }
 
+/// A row's cells after `lead`: glibc's and the limit's ns per frame, then each variant's.
+fn row_cells(r: &Row, mut lead: Vec<String>) -> Vec<String> {
+    lead.push(num(r.ns_per_frame[0].median));
+    lead.push(num(r.ns_per_frame[1].median));
+    lead.extend((2..r.ns_per_frame.len()).map(|i| cell(r, i)));
+    lead
+}
+
 /// A cell: ns per frame, ÷ glibc, ÷ the limit.
 fn cell(r: &Row, i: usize) -> String {
     format!(
@@ -465,13 +473,7 @@ fn print(f: &Frames) -> String {
     let rows: Vec<Vec<String>> = f
         .rows
         .iter()
-        .map(|r| {
-            let mut cells = vec![size(r.ring), short(r.shape).to_string()];
-            cells.push(num(r.ns_per_frame[0].median));
-            cells.push(num(r.ns_per_frame[1].median));
-            cells.extend((2..r.variants.len()).map(|i| cell(r, i)));
-            cells
-        })
+        .map(|r| row_cells(r, vec![size(r.ring), short(r.shape).to_string()]))
         .collect();
     s.push_str(&text::grid(&header, &rows));
     if let Some(first) = f.engines.first() {
@@ -488,13 +490,7 @@ fn print(f: &Frames) -> String {
         let rows: Vec<Vec<String>> = f
             .engines
             .iter()
-            .map(|r| {
-                let mut cells = vec![r.variants[0].clone()];
-                cells.push(num(r.ns_per_frame[0].median));
-                cells.push(num(r.ns_per_frame[1].median));
-                cells.extend((2..r.ns_per_frame.len()).map(|i| cell(r, i)));
-                cells
-            })
+            .map(|r| row_cells(r, vec![r.variants[0].clone()]))
             .collect();
         s.push_str(&text::grid(&header, &rows));
     }
@@ -654,17 +650,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_row_has_every_variant_and_ratios_to_the_references() {
-        let p = pieces();
+    /// The two references, then the active engine's `Temporal`, batched and (with `gather`)
+    /// gathered frames.
+    fn variants(gather: bool) -> Vec<Variant> {
         let e = cachecopy::engine();
-        let vs = [
+        let mut vs = vec![
             Variant::Glibc,
             Variant::Limit,
             Variant::Temporal(e),
             Variant::Batched(e),
         ];
-        let r = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
+        if gather {
+            vs.push(Variant::Gather(e));
+        }
+        vs
+    }
+
+    #[test]
+    fn a_row_has_every_variant_and_ratios_to_the_references() {
+        let p = pieces();
+        let e = cachecopy::engine();
+        let r = measure(
+            2 * BATCH * SLOT,
+            Shape::Header,
+            &variants(false),
+            &p,
+            2,
+            BATCH,
+        );
         assert_eq!(r.variants.len(), 4);
         assert!((r.vs_glibc[0].median - 1.0).abs() < 1e-9);
         assert!((r.vs_limit[1].median - 1.0).abs() < 1e-9);
@@ -680,14 +693,7 @@ mod tests {
     #[test]
     fn the_hot_ring_holds_only_temporal_to_glibc() {
         let p = pieces();
-        let e = cachecopy::engine();
-        let vs = [
-            Variant::Glibc,
-            Variant::Limit,
-            Variant::Temporal(e),
-            Variant::Batched(e),
-            Variant::Gather(e),
-        ];
+        let vs = variants(true);
         let hot = measure(BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
         let cold = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
         let f = frames_of(vec![hot, cold], Vec::new());
