@@ -14,7 +14,7 @@ fn string_move_copies_match_the_reference() {
     let t = rep_movsb_threshold();
     if !tuned("rep_movsb", "CACHECOPY_REP_MOVSB_THRESHOLD") && !miri() {
         // The rule's value for this CPU (each recorded CPU's is checked by the zoo's tests,
-        // src/cpu/zoo/).
+        // src/dispatch/zoo/).
         assert_eq!(t, cachecopy::Tuning::rule(&cachecopy::cpu()).rep_movsb);
     }
 

@@ -12,7 +12,7 @@ fn string_store_fills_match_the_reference() {
     let t = fill_rep_threshold();
     if !tuned("fill_rep", "CACHECOPY_FILL_REP_THRESHOLD") && !miri() {
         // The rule's value for this CPU (each recorded CPU's is checked by the zoo's tests,
-        // src/cpu/zoo/).
+        // src/dispatch/zoo/).
         assert_eq!(t, cachecopy::Tuning::rule(&cachecopy::cpu()).fill_rep);
     }
 

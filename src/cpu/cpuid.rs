@@ -1,6 +1,6 @@
 //! x86 CPUID, decoded: the features, caches and identity a CPUID source reports, through
 //! `raw-cpuid`. The source is the CPU at hand (`arch/x86_64/cpu.rs`) or, in the tests, a
-//! recorded CPU of the zoo (`super::zoo`), so every CPU the project has met runs through the
+//! recorded CPU of the zoo (`crate::dispatch::zoo`), so every CPU the project has met runs through the
 //! same decoding as the one at hand. Which vector register state the OS saves is not CPUID's to
 //! say: the caller tells ([`Os`]).
 //!

@@ -8,8 +8,6 @@ use core::fmt;
 #[cfg(any(target_arch = "x86_64", all(test, feature = "std")))]
 pub(crate) mod cpuid;
 pub(crate) mod page;
-#[cfg(all(test, feature = "std"))]
-mod zoo;
 
 /// The instruction a [`Mode::FlushCache`](crate::Mode::FlushCache) copy uses to write lines back
 /// to memory.

@@ -5,7 +5,8 @@
 //! mapping from a store kind to a table entry ([`store`]), the environment reader ([`mod@env`]),
 //! the per-CPU record and its parser ([`tune`]), the built-in rules ([`rules`]); this file,
 //! which detects and publishes; and what this CPU runs, asked of what was published
-//! ([`supported`]).
+//! ([`supported`]). Beside them, for the unit tests, the CPU zoo (`zoo`): every CPU the project
+//! has met as a record, every rule checked for each.
 //!
 //! Until the first detection the published table is a bootstrap table whose temporal entries
 //! detect first; the first call (from any number of racing threads) detects the CPU, publishes
@@ -21,6 +22,9 @@ pub(crate) mod store;
 pub(crate) mod supported;
 pub(crate) mod table;
 pub(crate) mod tune;
+// Every CPU the project met, as test data, with every rule checked for each (unit tests).
+#[cfg(all(test, feature = "std"))]
+mod zoo;
 
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};

@@ -24,8 +24,8 @@ use std::{format, vec};
 
 use raw_cpuid::{CpuIdReader, CpuIdResult};
 
-use super::cpuid::{self, Os};
-use super::{Caches, Cpu, Features, Text};
+use crate::cpu::cpuid::{self, Os};
+use crate::cpu::{Caches, Cpu, Features, Text};
 use crate::dispatch::engine::{self, Backend};
 use records::ZOO;
 
@@ -574,7 +574,7 @@ fn every_record_gets_its_documented_choices() {
     assert!(
         wrong.is_empty(),
         "a rule changed the choice of recorded CPUs: change the rule, or each record's \
-         expectation (src/cpu/zoo/records.rs) with the run that justifies it:\n{}",
+         expectation (src/dispatch/zoo/records.rs) with the run that justifies it:\n{}",
         wrong.join("\n")
     );
 }
