@@ -86,6 +86,9 @@ pub struct Batch<'scope, 'env: 'scope> {
     fence: Store,
     /// Whether any operation left streamed stores or write-backs in flight.
     owed: Cell<bool>,
+    /// Where the batch's streamed destinations have been, to fetch the next one's partial
+    /// lines a destination ahead ([`Batch::ahead`]).
+    ahead: Ahead,
     /// Invariance in `'scope` and `'env`, as `std::thread::Scope`, so neither can be shortened
     /// to let a destination go before the fence.
     scope: PhantomData<&'scope mut &'scope ()>,
@@ -146,6 +149,7 @@ where
         mode,
         fence,
         owed: Cell::new(false),
+        ahead: Ahead::default(),
         scope: PhantomData,
         env: PhantomData,
     };
@@ -166,7 +170,55 @@ impl Drop for FenceOnExit<'_, '_, '_> {
     }
 }
 
+/// The last streamed destination of a batch and the step from the one before it.
+#[derive(Default)]
+struct Ahead {
+    /// Address of the last destination (`0`: none yet).
+    last: Cell<usize>,
+    /// Its address minus the previous one's.
+    step: Cell<usize>,
+    /// Its length and header bytes.
+    shape: Cell<(usize, usize)>,
+}
+
+/// Fetches the lines a streamed destination of `len` bytes at `d` writes with ordinary stores:
+/// those of its first `head` bytes (a frame's header), and the partial lines at the two ends of
+/// the rest. A hint: it never faults and writes nothing, whatever the address.
+#[inline(always)]
+fn prefetch_ordinary_lines(d: *mut u8, len: usize, head: usize) {
+    // SAFETY: prefetches only, of any address.
+    unsafe { crate::arch::prefetch_write(d, head) };
+    kernel::prefetch_ends(d.wrapping_add(head), len - head);
+}
+
 impl<'scope> Batch<'scope, '_> {
+    /// Before a streamed operation on `len` bytes at `d` (of which the first `head` are a
+    /// frame's header), fetches the lines the *next* such operation will write with ordinary
+    /// stores, when the batch's destinations are evenly spaced: the last two steps between
+    /// them equal and the shape the same, as ring slots are. Each operation prefetches its own
+    /// partial lines when it starts, but a line from memory can take longer than the frame's
+    /// streaming (docs/engine.md, "The frame's store stream"); a frame ahead it is in the cache
+    /// when its ordinary stores come. The lines predicted are those of a destination disjoint
+    /// from this one (the batch's destinations are exclusive borrows), and none is fetched
+    /// until the spacing has repeated.
+    /// Returns whether it fetched.
+    #[inline(always)]
+    fn ahead(&self, d: *mut u8, len: usize, head: usize, store: Store) -> bool {
+        if store == Store::Temporal {
+            return false;
+        }
+        let a = &self.ahead;
+        let step = (d as usize).wrapping_sub(a.last.get());
+        let repeats = a.last.get() != 0 && step == a.step.get() && a.shape.get() == (len, head);
+        if repeats {
+            prefetch_ordinary_lines(d.wrapping_add(step), len, head);
+        }
+        a.last.set(d as usize);
+        a.step.set(step);
+        a.shape.set((len, head));
+        repeats
+    }
+
     /// The batch's cache policy.
     pub fn mode(&self) -> Mode {
         self.mode
@@ -192,6 +244,7 @@ impl<'scope> Batch<'scope, '_> {
             len_mismatch("Batch::copy", dst.len(), src.len());
         }
         let store = self.mode.resolve(src.len(), copy_below());
+        let _ = self.ahead(dst.as_mut_ptr(), dst.len(), 0, store);
         // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
         // on this thread before `dst` is released.
         unsafe { copy_unfenced_on(self.k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store) };
@@ -208,6 +261,7 @@ impl<'scope> Batch<'scope, '_> {
             return;
         }
         let store = self.mode.resolve(len, fill_below());
+        let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: a live slice; the batch fences before `dst` is released.
         unsafe { fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
         self.owe(store);
@@ -232,6 +286,7 @@ impl<'scope> Batch<'scope, '_> {
         }
         let (k, len) = (self.k, src.len());
         let store = self.mode.resolve(len, copy_below());
+        let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
         let sum = unsafe { csum_copy_unfenced_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) };
         self.owe(store);
@@ -242,6 +297,13 @@ impl<'scope> Batch<'scope, '_> {
     /// fence); returns the bytes copied.
     #[inline]
     pub fn copy_from_iter(&self, dst: &'scope mut [u8], src: &mut Source<'_>) -> usize {
+        let len = dst.len().min(src.count());
+        self.ahead(
+            dst.as_mut_ptr(),
+            len,
+            0,
+            self.mode.resolve(len, copy_below()),
+        );
         let (n, store) = iter::copy_from_iter_unfenced(self.k, dst, src, self.mode);
         self.owe(store);
         n
@@ -280,6 +342,13 @@ impl<'scope> Batch<'scope, '_> {
         dst: &'scope mut [u8],
         src: &mut Source<'_>,
     ) -> (usize, u32) {
+        let len = dst.len().min(src.count());
+        self.ahead(
+            dst.as_mut_ptr(),
+            len,
+            0,
+            self.mode.resolve(len, copy_below()),
+        );
         // SAFETY: an exclusive slice, so it overlaps no source segment; the batch fences.
         let (n, sum, store) = unsafe {
             net::csum_and_copy_from_iter_unfenced(
@@ -309,6 +378,13 @@ impl<'scope> Batch<'scope, '_> {
         header: impl FnOnce(&mut [u8], usize, u32),
     ) -> (usize, u32) {
         net::check_frame_head(frame.len(), head);
+        let len = head + (frame.len() - head).min(src.count());
+        let _ = self.ahead(
+            frame.as_mut_ptr(),
+            len,
+            head,
+            self.mode.resolve(len, copy_below()),
+        );
         // SAFETY: an exclusive slice, so it overlaps no source segment; `head` checked; the
         // batch fences.
         let (n, sum, store) = unsafe {

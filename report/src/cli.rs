@@ -31,7 +31,7 @@ Options:
   --iterations N      samples per figure (default 11, 5 with --quick)
   --dst-offset N      put every destination of the copy and fill tables N bytes (0-4095) past
                       its slot's start, as a buffer behind a header is (e.g. 24)
-  --only LIST         run only these sections (comma-separated, of: 8, 8f, 9), after section 1
+  --only LIST         run only these sections (comma-separated, of: 7, 8, 8f, 9), after section 1
                       and before the closing section 10; --json then writes those sections'
                       figures (enough for compare), e.g. --only 8f --quick
   --libmem PATH       also measure AMD's AOCL-LibMem in section 8f: its libaocl-libmem.so or a
@@ -77,8 +77,9 @@ pub struct Options {
     pub libmem: Option<PathBuf>,
 }
 
-/// The sections `--only` can run alone: those that need nothing but the session.
-pub const ONLY: [&str; 3] = ["8", "8f", "9"];
+/// The sections `--only` can run alone: those that need nothing but the session (section 7
+/// calibrates once for 7c).
+pub const ONLY: [&str; 4] = ["7", "8", "8f", "9"];
 
 impl Default for Options {
     /// A full report, nothing written but stdout.
@@ -350,7 +351,11 @@ mod tests {
             opts(&["--only", "8f,9,8f"]).unwrap().only,
             Some(vec!["8f".to_string(), "9".to_string()])
         );
-        assert!(opts(&["--only", "7"]).unwrap_err().contains("8, 8f, 9"));
+        assert!(opts(&["--only", "5"]).unwrap_err().contains("7, 8, 8f, 9"));
+        assert_eq!(
+            opts(&["--only", "7"]).unwrap().only,
+            Some(vec!["7".to_string()])
+        );
         assert!(opts(&["--only", ","]).is_err());
         assert_eq!(
             opts(&["--libmem", "/x/lib.so"]).unwrap().libmem,

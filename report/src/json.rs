@@ -63,6 +63,9 @@ pub struct Only {
     pub only: Vec<String>,
     pub seconds: f64,
     pub machine: Machine,
+    /// Section 7, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Frames>,
     /// Section 8f, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mixes: Option<Mixes>,

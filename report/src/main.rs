@@ -145,8 +145,12 @@ fn report_only(
     date: String,
 ) -> Result<(), String> {
     let mut mixes = None;
+    let mut frames = None;
     for name in only {
         match name.as_str() {
+            "7" => {
+                frames = Some(frames::section(&mut s, &cachecopy::calibrate()));
+            }
             "8" => small::section(&mut s),
             "8f" => mixes = Some(mixes::section(&mut s, o.libmem.as_deref())),
             "9" => moves::section(&mut s),
@@ -163,6 +167,7 @@ fn report_only(
         only: only.to_vec(),
         seconds: t0.elapsed().as_secs_f64(),
         machine,
+        frames,
         mixes,
         slower_here: findings.slower(),
         findings: findings.all().to_vec(),

@@ -277,3 +277,32 @@ fn a_panicking_batch_still_fences() {
         assert_eq!(dst, src);
     }
 }
+
+/// The next destination's partial lines are fetched only once the batch's destinations have
+/// been evenly spaced twice, with one shape, and never for ordinary stores; a change of
+/// spacing or shape stops it until the new one repeats.
+#[test]
+fn the_next_frame_is_fetched_only_when_the_spacing_repeats() {
+    use crate::mode::Store;
+    let k = crate::dispatch::active();
+    let mut ring = vec![0u8; 16 * 1536];
+    let base = ring.as_mut_ptr();
+    let nt = Store::NonTemporal;
+    batch_on(k, Mode::NonTemporal, |b| {
+        let at = |slot: usize, off: usize| {
+            // SAFETY: inside `ring` (16 slots); the pointers are only compared, never written.
+            unsafe { base.add(slot * 1536 + off) }
+        };
+        let calls: Vec<bool> = (0..5).map(|i| b.ahead(at(i, 22), 1514, 42, nt)).collect();
+        assert_eq!(calls, [false, false, true, true, true]);
+        // Another spacing: not until it repeats.
+        assert!(!b.ahead(at(7, 22), 1514, 42, nt));
+        assert!(!b.ahead(at(9, 22), 1514, 42, nt));
+        assert!(b.ahead(at(11, 22), 1514, 42, nt));
+        // Another shape at the same spacing.
+        assert!(!b.ahead(at(13, 22), 1472, 0, nt));
+        assert!(b.ahead(at(15, 22), 1472, 0, nt));
+        // Ordinary stores: nothing is fetched and nothing recorded.
+        assert!(!b.ahead(at(15, 0), 1472, 0, Store::Temporal));
+    });
+}

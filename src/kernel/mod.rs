@@ -459,6 +459,28 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
     }
 }
 
+/// Zeroes `dst..dst + len` with ordinary stores that touch no byte outside it (overlapping
+/// 16/8/4/2/1-byte stores up to [`INLINE_FILL`], the word backend's algorithm above), never
+/// through the C library's `memset`, which `slice::fill` calls for a length it cannot see: an
+/// AVX-512 `memset` writes a short span with one 64-byte masked store, whose register reaches
+/// the line after the span. Behind a frame's header that is the line the payload just streamed
+/// into, and on AMD Zen 4 such a store waits for that line to reach memory and fetches it back
+/// (docs/engine.md, "The frame's store stream").
+///
+/// # Safety
+/// `dst..dst + len` writable.
+#[inline]
+pub(crate) unsafe fn zero_exact(dst: *mut u8, len: usize) {
+    // SAFETY: forwarded contract; both algorithms keep every store inside `0..len`.
+    unsafe {
+        if len <= INLINE_FILL {
+            fill_inline(dst, 0, len);
+        } else {
+            temporal::<arch::Word, Splat>(dst, Splat(0), len);
+        }
+    }
+}
+
 /// Copies of at most this many bytes within a cursor walk are done inline by [`copy_inline`],
 /// without the indirect call into the backend, which costs as much as the copy itself at a
 /// 16-byte segment (the cursor's per-segment overhead over a hand loop of `copy_from_slice`).
@@ -584,5 +606,29 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
             }
         }
         temporal::<V, Splat>(dst, Splat(byte), len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `zero_exact` zeroes every length a header has (and far beyond) at every offset within a
+    /// line, and not a byte either side.
+    #[test]
+    fn zero_exact_writes_exactly_its_bytes() {
+        let lens = if cfg!(miri) { 0..80 } else { 0..300 };
+        for len in lens {
+            for off in [0usize, 1, 7, 22, 63] {
+                let mut buf = [0xeeu8; 300 + 64 + 2];
+                // SAFETY: `off + 1 + len <= buf.len()`.
+                unsafe { super::zero_exact(buf.as_mut_ptr().add(off + 1), len) };
+                let (before, rest) = buf.split_at(off + 1);
+                let (span, after) = rest.split_at(len);
+                assert!(span.iter().all(|&b| b == 0), "{len} at {off}");
+                assert!(
+                    before.iter().chain(after).all(|&b| b == 0xee),
+                    "{len} at {off}"
+                );
+            }
+        }
     }
 }

@@ -125,6 +125,16 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
 /// fetch has overlapped the streaming. A temporal call gathers the payload in place and the
 /// header writes `frame[..head]` directly. `FlushCache` writes the header's lines back too.
 ///
+/// The header's bytes are zeroed with stores that write nothing else, not through the C
+/// library's `memset` (an AVX-512 `memset` stores a short span as one 64-byte masked register,
+/// which reaches the payload's first line, streamed just before; AMD Zen 4 makes such a store
+/// wait for that line to reach memory and fetch it back). `header` itself should do likewise:
+/// a header written field by field and then summed by reading it back makes each of those
+/// loads wait for every streaming store queued before it, once per frame; build it in
+/// registers and sum it from them, as `examples/udp_tx.rs` does (docs/engine.md, "The frame's
+/// store stream"). In a [`batch`](crate::batch) of frames spaced evenly (ring slots), the next
+/// frame's header and partial lines are fetched while this one streams.
+///
 /// # Panics
 /// If `head > frame.len()`, before anything is written.
 ///
@@ -213,9 +223,8 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
                 // with the header, written before the header, and the last).
                 arch::prefetch_write(d, head);
                 let (n, sum) = gather_lines::<_, true>(k, K::flush(op), d.add(head), len, src);
-                let h = core::slice::from_raw_parts_mut(d, head);
-                h.fill(0);
-                header(h, n, sum);
+                crate::kernel::zero_exact(d, head);
+                header(core::slice::from_raw_parts_mut(d, head), n, sum);
                 if let Some(f) = K::flush(op) {
                     // The lines holding header bytes, the one it shares with the payload too
                     // (the gather wrote that one back before the header went in).
@@ -229,8 +238,10 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
                 csum_and_copy_from_iter_unfenced(k, d.add(head), len, src, Mode::Temporal)
             };
             // SAFETY: `head <= cap` bytes at `d`, writable and ours for the call (contract).
-            let h = unsafe { core::slice::from_raw_parts_mut(d, head) };
-            h.fill(0);
+            let h = unsafe {
+                crate::kernel::zero_exact(d, head);
+                core::slice::from_raw_parts_mut(d, head)
+            };
             header(h, n, s);
             (n, s)
         }

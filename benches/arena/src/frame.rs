@@ -63,6 +63,11 @@ impl Shape {
         }
     }
 
+    /// The same frame as a [`Place`]: the payload at offset [`Shape::header`].
+    pub fn place(self) -> Place {
+        Place::at(self.header())
+    }
+
     /// The frame image: `hdr` then `payload`, padded with zeros to whole lines.
     pub fn image(self, hdr: &[u8], payload: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; self.lines() * 64];
@@ -72,11 +77,110 @@ impl Shape {
     }
 }
 
+/// The payload offsets every frame sweep measures (`udp_tx`, report section 7d): no header
+/// (0), Ethernet (14), Ethernet + IPv4 + UDP (42), Ethernet + IPv4 + TCP (54), a payload on a
+/// line (64), TCP with the timestamp option (66), a payload on the third line (128).
+pub const OFFSETS: [usize; 7] = [0, 14, 42, 54, 64, 66, 128];
+
+/// Where a frame sits in its slot when its payload starts at offset `at`: the header is the
+/// [`HEADER`] bytes right in front of the payload (only the `at` bytes there are when `at` is
+/// smaller: an Ethernet header at 14, none at 0), and the bytes of the slot before the header
+/// are headroom the frame does not touch (an AF_XDP headroom, `skb_reserve`). The payload is
+/// [`PAYLOAD`] bytes, or what fits the slot: from offset 64 on it runs to the slot's end, so
+/// the next slot's first line follows the frame's last one in memory.
+///
+/// [`Shape::Header`] is `Place::at(42)`, [`Shape::Aligned`] `Place::at(0)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Place {
+    at: usize,
+}
+
+impl Place {
+    /// The payload at offset `at` of the slot.
+    ///
+    /// # Panics
+    /// When `at` leaves less than a line of payload in the slot.
+    pub fn at(at: usize) -> Place {
+        assert!(
+            at + 64 <= SLOT,
+            "Place::at({at}): no room for a payload in a {SLOT} B slot"
+        );
+        Place { at }
+    }
+
+    /// Every offset of [`OFFSETS`].
+    pub fn all() -> impl Iterator<Item = Place> {
+        OFFSETS.into_iter().map(Place::at)
+    }
+
+    /// The payload's offset in the slot.
+    pub fn offset(self) -> usize {
+        self.at
+    }
+
+    /// Header bytes in front of the payload: [`HEADER`], or `at` when fewer.
+    pub fn header(self) -> usize {
+        self.at.min(HEADER)
+    }
+
+    /// Where the frame (its header) starts in the slot.
+    pub fn start(self) -> usize {
+        self.at - self.header()
+    }
+
+    /// Payload bytes: [`PAYLOAD`], or what fits the slot.
+    pub fn payload(self) -> usize {
+        PAYLOAD.min(SLOT - self.at)
+    }
+
+    /// Where the frame ends in the slot.
+    pub fn end(self) -> usize {
+        self.at + self.payload()
+    }
+
+    /// Header and payload bytes.
+    pub fn bytes(self) -> usize {
+        self.end() - self.start()
+    }
+
+    /// The first byte of the first line the frame touches (a multiple of 64).
+    pub fn first_line(self) -> usize {
+        self.start() & !63
+    }
+
+    /// The whole lines the frame touches, from [`Place::first_line`]: what the limit streams.
+    pub fn lines(self) -> usize {
+        (self.end() - self.first_line()).div_ceil(64)
+    }
+
+    /// The image the limit streams at [`Place::first_line`]: zeros (headroom and padding),
+    /// `hdr`'s first [`Place::header`] bytes (an Ethernet header is the first 14 of an Ethernet + IPv4 + UDP one), then the payload's first [`Place::payload`] bytes
+    /// of `payload`.
+    pub fn image(self, hdr: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; self.lines() * 64];
+        let base = self.first_line();
+        v[self.start() - base..self.at - base].copy_from_slice(&hdr[..self.header()]);
+        v[self.at - base..self.end() - base].copy_from_slice(&payload[..self.payload()]);
+        v
+    }
+
+    /// `"payload at 42 (42 B header)"`.
+    pub fn name(self) -> String {
+        format!("payload at {} ({} B header)", self.at, self.header())
+    }
+}
+
 /// The limit: streams the whole lines of `image` into line-aligned `dst` with a plain loop of
-/// 16-byte streaming stores (SSE2 `movntdq`, every x86_64 CPU; the write-combining buffer
-/// assembles each line), the stores an ideal frame copy would make. Elsewhere an ordinary copy
-/// (the limit is only defined where streaming stores exist). Call [`fence`] before the bytes
-/// are read by another agent.
+/// the widest streaming store the CPU has (AVX-512 `vmovntdq zmm`, one store per line; else AVX
+/// `vmovntdq ymm`; else SSE2 `movntdq`), the stores an ideal frame copy would make. Elsewhere
+/// an ordinary copy (the limit is only defined where streaming stores exist). Call [`fence`]
+/// before the bytes are read by another agent.
+///
+/// Not the 16-byte loop every x86_64 CPU runs: it leaves each line to the write-combining
+/// buffer to assemble from four stores, and on the Intel Xeon VM (family 6 model 167) that
+/// loop's time per frame changed severalfold from one run to the next while the wider loops
+/// held steady in the same runs; on the Zen 4 VM it ran slower than the frames it was the
+/// limit of (docs/machines/intel-xeon-f6m167.md, docs/engine.md "The frame's store stream").
 ///
 /// # Panics
 /// When `dst` is not 64-byte aligned, or the lengths differ or are not whole lines.
@@ -89,18 +193,70 @@ pub fn stream_lines(dst: &mut [u8], image: &[u8]) {
         "stream_lines: destination not line-aligned"
     );
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is baseline on x86_64; every 16-byte move lies in both slices (equal lengths,
-    // a multiple of 16), and every destination address is 16-aligned (the slice is 64-aligned).
-    unsafe {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let (d, s) = (dst.as_mut_ptr(), image.as_ptr());
-        for off in (0..dst.len()).step_by(16) {
-            let v = _mm_loadu_si128(s.add(off).cast::<__m128i>());
-            _mm_stream_si128(d.add(off).cast::<__m128i>(), v);
+    {
+        let (d, s, n) = (dst.as_mut_ptr(), image.as_ptr(), dst.len());
+        // SAFETY: each loop runs only where `std_detect` found its instructions; every move
+        // lies in both slices (equal lengths, whole lines) and every destination address is
+        // aligned to the store's width (the slice is 64-aligned).
+        unsafe {
+            if std::is_x86_feature_detected!("avx512f") {
+                stream_zmm(d, s, n);
+            } else if std::is_x86_feature_detected!("avx") {
+                stream_ymm(d, s, n);
+            } else {
+                stream_xmm(d, s, n);
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     dst.copy_from_slice(image);
+}
+
+/// `n` bytes (whole lines) from `s` streamed to 64-aligned `d`, 64 bytes a store.
+///
+/// # Safety
+/// AVX-512F present; `s` readable and `d` writable for `n` bytes, `d` 64-aligned.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_zmm(d: *mut u8, s: *const u8, n: usize) {
+    use std::arch::x86_64::{_mm512_loadu_si512, _mm512_stream_si512};
+    for off in (0..n).step_by(64) {
+        // SAFETY: inside both buffers and aligned (caller).
+        unsafe { _mm512_stream_si512(d.add(off).cast(), _mm512_loadu_si512(s.add(off).cast())) };
+    }
+}
+
+/// As [`stream_zmm`], 32 bytes a store.
+///
+/// # Safety
+/// AVX present; as [`stream_zmm`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn stream_ymm(d: *mut u8, s: *const u8, n: usize) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
+    for off in (0..n).step_by(32) {
+        // SAFETY: inside both buffers and aligned (caller).
+        unsafe {
+            let v = _mm256_loadu_si256(s.add(off).cast::<__m256i>());
+            _mm256_stream_si256(d.add(off).cast::<__m256i>(), v);
+        }
+    }
+}
+
+/// As [`stream_zmm`], 16 bytes a store (SSE2, every x86_64 CPU).
+///
+/// # Safety
+/// As [`stream_zmm`], SSE2 only.
+#[cfg(target_arch = "x86_64")]
+unsafe fn stream_xmm(d: *mut u8, s: *const u8, n: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    for off in (0..n).step_by(16) {
+        // SAFETY: inside both buffers and aligned (caller); SSE2 is baseline on x86_64.
+        unsafe {
+            let v = _mm_loadu_si128(s.add(off).cast::<__m128i>());
+            _mm_stream_si128(d.add(off).cast::<__m128i>(), v);
+        }
+    }
 }
 
 /// Orders the streaming stores of [`stream_lines`] before later stores (`sfence`).
@@ -152,6 +308,34 @@ mod tests {
             memcpy(&mut out, &payload);
             assert_eq!(out, payload);
         }
+    }
+
+    #[test]
+    fn places_hold_the_frame_inside_its_slot() {
+        let hdr: Vec<u8> = (0..HEADER as u8).collect();
+        let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 7) as u8).collect();
+        for p in Place::all() {
+            assert!(p.start() <= p.offset() && p.end() <= SLOT, "{p:?}");
+            assert_eq!(p.offset() - p.start(), p.header());
+            assert_eq!(p.bytes(), p.header() + p.payload());
+            let image = p.image(&hdr, &payload);
+            assert_eq!(image.len(), p.lines() * 64);
+            assert!(p.first_line() + image.len() <= SLOT, "{p:?}");
+            let at = p.offset() - p.first_line();
+            assert_eq!(image[at..at + p.payload()], payload[..p.payload()]);
+            assert_eq!(image[at - p.header()..at], hdr[..p.header()]);
+        }
+        assert_eq!((Place::at(64).end(), Place::at(66).end()), (SLOT, SLOT));
+        assert_eq!((Place::at(0).header(), Place::at(14).header()), (0, 14));
+        assert_eq!(
+            (Place::at(128).start(), Place::at(128).payload()),
+            (86, SLOT - 128)
+        );
+        assert_eq!(Shape::Header.place(), Place::at(42));
+        assert_eq!(Shape::Aligned.place(), Place::at(0));
+        assert_eq!(Place::at(42).bytes(), Shape::Header.bytes());
+        assert_eq!(Place::at(42).lines(), Shape::Header.lines());
+        assert_eq!(Place::at(0).lines(), Shape::Aligned.lines());
     }
 
     #[test]

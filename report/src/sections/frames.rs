@@ -16,6 +16,12 @@
 //! Section 7b runs the batched copies, the gather and `Temporal` on every engine the CPU offers
 //! (`cachecopy::Engine::supported`, each register set alone, AVX-512 with either edge store),
 //! beside the limit on the larger ring: the evidence behind the engine rule (`docs/engine.md`).
+//!
+//! Section 7d moves the payload through every offset of `cachecopy_arena::frame::OFFSETS` (0,
+//! 14, 42, 54, 64, 66, 128; the header right in front of it, headroom before, the payload
+//! running to the slot's end from 64 on: `frame::Place`) on the hot ring and the larger one:
+//! plain frames (two copies), gathered ones, and frames checksummed by the CPU
+//! (`Batch::csum_frame_from_iter`), each beside its `Temporal` build, glibc and the limit.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -24,7 +30,7 @@ use serde::Serialize;
 
 use cachecopy::iter::{IoVec, Source};
 use cachecopy::{Engine, Mode};
-use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
+use cachecopy_arena::frame::{self, Place, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
 use crate::findings::Findings;
 use crate::machine::Machine;
@@ -48,6 +54,11 @@ enum Variant {
     Batched(Engine),
     /// A `NonTemporal` gather of `[header, payload]`, 64 frames per fence.
     Gather(Engine),
+    /// `csum_frame_from_iter` in `Temporal`: the payload gathered and summed, the header from
+    /// its sum.
+    TemporalCsum(Engine),
+    /// `Batch::csum_frame_from_iter`, 64 frames per fence.
+    Csum(Engine),
 }
 
 impl Variant {
@@ -59,25 +70,31 @@ impl Variant {
             Variant::NonTemporal(_) => "NonTemporal",
             Variant::Batched(_) => "NT batched",
             Variant::Gather(_) => "NT gather",
+            Variant::TemporalCsum(_) => "Temporal csum",
+            Variant::Csum(_) => "NT csum",
         }
     }
 
-    /// Builds a frame of `shape` in every slot of `slots` (whole batches).
-    fn run(self, shape: Shape, slots: &mut [u8], p: &Pieces) {
-        let (h, len) = (shape.header(), shape.bytes());
+    /// Builds a frame at `place` in every slot of `slots` (whole batches): bytes
+    /// `place.start()..place.end()` of each slot, nothing else (the limit streams whole lines).
+    fn run(self, place: Place, slots: &mut [u8], p: &Pieces) {
+        let (h, start, end) = (place.header(), place.start(), place.end());
         let hdr = &p.hdr[..h];
+        let payload = &p.payload[..place.payload()];
         match self {
             Variant::Glibc => {
                 for slot in slots.chunks_exact_mut(SLOT) {
-                    frame::memcpy(&mut slot[..h], hdr);
-                    frame::memcpy(&mut slot[h..len], &p.payload);
+                    let (a, b) = slot[start..end].split_at_mut(h);
+                    frame::memcpy(a, hdr);
+                    frame::memcpy(b, payload);
                 }
             }
             Variant::Limit => {
-                let image = shape.image(&p.hdr, &p.payload);
+                let image = place.image(&p.hdr, &p.payload);
+                let base = place.first_line();
                 for group in slots.chunks_mut(BATCH * SLOT) {
                     for slot in group.chunks_exact_mut(SLOT) {
-                        frame::stream_lines(&mut slot[..image.len()], &image);
+                        frame::stream_lines(&mut slot[base..base + image.len()], &image);
                     }
                     frame::fence();
                 }
@@ -89,31 +106,51 @@ impl Variant {
                     Mode::NonTemporal
                 };
                 for slot in slots.chunks_exact_mut(SLOT) {
-                    let (a, b) = slot[..len].split_at_mut(h);
+                    let (a, b) = slot[start..end].split_at_mut(h);
                     cachecopy::copy_with_engine(e, a, hdr, mode).expect("a supported engine");
-                    cachecopy::copy_with_engine(e, b, &p.payload, mode).expect("supported");
+                    cachecopy::copy_with_engine(e, b, payload, mode).expect("supported");
                 }
             }
             Variant::Batched(e) => {
                 for group in slots.chunks_mut(BATCH * SLOT) {
                     cachecopy::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
-                            let (a, rest) = slot[..len].split_at_mut(h);
+                            let (a, rest) = slot[start..end].split_at_mut(h);
                             b.copy(a, hdr);
-                            b.copy(rest, &p.payload);
+                            b.copy(rest, payload);
                         }
                     })
                     .expect("a supported engine");
                 }
             }
             Variant::Gather(e) => {
-                let segs = [IoVec::new(hdr), IoVec::new(&p.payload)];
+                let segs = [IoVec::new(hdr), IoVec::new(payload)];
                 let segs = if h == 0 { &segs[1..] } else { &segs[..] };
                 for group in slots.chunks_mut(BATCH * SLOT) {
                     cachecopy::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
-                            let n = b.copy_from_iter(&mut slot[..len], &mut Source::iovec(segs));
-                            debug_assert_eq!(n, len);
+                            let f = &mut slot[start..end];
+                            let n = b.copy_from_iter(f, &mut Source::iovec(segs));
+                            debug_assert_eq!(n, end - start);
+                        }
+                    })
+                    .expect("a supported engine");
+                }
+            }
+            Variant::TemporalCsum(e) | Variant::Csum(e) => {
+                let segs = [IoVec::new(payload)];
+                let mode = if matches!(self, Variant::Csum(_)) {
+                    Mode::NonTemporal
+                } else {
+                    Mode::Temporal
+                };
+                for group in slots.chunks_mut(BATCH * SLOT) {
+                    cachecopy::batch_with(e, mode, |b| {
+                        for slot in group.chunks_exact_mut(SLOT) {
+                            let f = &mut slot[start..end];
+                            let header =
+                                |hd: &mut [u8], _: usize, sum: u32| write_header(hd, hdr, sum);
+                            b.csum_frame_from_iter(f, h, &mut Source::iovec(&segs), header);
                         }
                     })
                     .expect("a supported engine");
@@ -122,6 +159,26 @@ impl Variant {
         }
         black_box(slots);
     }
+}
+
+/// The header of a checksummed frame: `hdr` with the payload's folded sum in place of its last
+/// two bytes (where a UDP header keeps its checksum), written with stores of fixed sizes (a
+/// copy of a length the compiler cannot see calls the C library's `memcpy`, whose short copies
+/// may store one register reaching past the header into the payload's first line, which the
+/// frame has just streamed: docs/engine.md, "The frame's store stream").
+fn write_header(dst: &mut [u8], hdr: &[u8], sum: u32) {
+    fn put<const N: usize>(dst: &mut [u8], hdr: &[u8]) {
+        let d: &mut [u8; N] = dst.try_into().expect("the header's length");
+        *d = hdr.try_into().expect("the header's length");
+    }
+    match dst.len() {
+        0 => return,
+        14 => put::<14>(dst, hdr),
+        HEADER => put::<HEADER>(dst, hdr),
+        n => panic!("no header of {n} bytes"),
+    }
+    let n = dst.len();
+    dst[n - 2..].copy_from_slice(&cachecopy::net::csum_fold(sum).to_ne_bytes());
 }
 
 /// The bytes every variant copies.
@@ -145,7 +202,7 @@ pub struct Row {
     /// Bytes of each ring.
     pub ring: usize,
     /// The frame shape.
-    pub shape: &'static str,
+    pub shape: String,
     /// Variant names, in the order of the figures below.
     pub variants: Vec<String>,
     /// Nanoseconds per frame, per variant.
@@ -154,6 +211,16 @@ pub struct Row {
     pub vs_glibc: Vec<Summary>,
     /// Time per frame ÷ the limit's, per round, per variant (1: at the limit).
     pub vs_limit: Vec<Summary>,
+    /// Each variant's ns per frame, round by round (for ratios between variants).
+    #[serde(skip)]
+    pub rounds: Vec<Vec<f64>>,
+}
+
+impl Row {
+    /// Variant `a`'s speed ÷ variant `b`'s (`b`'s time ÷ `a`'s), paired per round.
+    fn speedup(&self, a: usize, b: usize) -> Summary {
+        paired_ratio(&self.rounds[b], &self.rounds[a]).expect("samples ≥ 1")
+    }
 }
 
 /// 7c: one candidate, one job, one working set of `cachecopy::calibrate()`'s engine check.
@@ -245,6 +312,8 @@ pub struct Frames {
     pub rows: Vec<Row>,
     /// 7b: the larger ring, header shape, a row per engine.
     pub engines: Vec<Row>,
+    /// 7d: the hot ring, then the larger one, a row per payload offset (active engine).
+    pub offsets: Vec<Row>,
     /// 7c: `cachecopy::calibrate()`'s engine check.
     pub check: EngineCheck,
 }
@@ -302,7 +371,15 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
     let mut rows = Vec::new();
     for &ring in &rings {
         for shape in Shape::ALL {
-            rows.push(measure(ring, shape, &main, &p, samples, per_sample));
+            rows.push(measure(
+                ring,
+                shape.place(),
+                shape.name(),
+                &main,
+                &p,
+                samples,
+                per_sample,
+            ));
         }
     }
     // All engines in one measurement, interleaved round by round, each variant on its own
@@ -320,7 +397,16 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
             Variant::Gather(e),
         ]);
     }
-    let all = measure(big, Shape::Header, &vs, &p, samples, per_sample);
+    let header = Shape::Header;
+    let all = measure(
+        big,
+        header.place(),
+        header.name(),
+        &vs,
+        &p,
+        samples,
+        per_sample,
+    );
     let engines = candidates
         .iter()
         .enumerate()
@@ -335,14 +421,33 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
                 .extend([0, 1, 2 + 3 * k, 3 + 3 * k, 4 + 3 * k].map(|i| all.variants[i].clone()));
             Row {
                 ring: all.ring,
-                shape: Shape::Header.name(),
+                shape: Shape::Header.name().to_string(),
                 variants,
                 ns_per_frame: pick(&all.ns_per_frame),
                 vs_glibc: pick(&all.vs_glibc),
                 vs_limit: pick(&all.vs_limit),
+                rounds: Vec::new(),
             }
         })
         .collect();
+    // 7d: every payload offset, on the hot ring and the larger one, each builder beside its
+    // `Temporal` build, glibc and the limit.
+    let sweep = [
+        Variant::Glibc,
+        Variant::Limit,
+        Variant::Temporal(e),
+        Variant::Batched(e),
+        Variant::Gather(e),
+        Variant::TemporalCsum(e),
+        Variant::Csum(e),
+    ];
+    let mut offsets = Vec::new();
+    for ring in [rings[0], big] {
+        for place in Place::all() {
+            let name = place.name();
+            offsets.push(measure(ring, place, &name, &sweep, &p, samples, per_sample));
+        }
+    }
     let frames = Frames {
         header: HEADER,
         payload: PAYLOAD,
@@ -351,6 +456,7 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
         engine: e.to_string(),
         rows,
         engines,
+        offsets,
         check: EngineCheck::of(lib),
     };
     register(&frames, &mut s.findings);
@@ -363,7 +469,8 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
 /// must be glibc and the limit (the ratios' bases).
 fn measure(
     ring: usize,
-    shape: Shape,
+    place: Place,
+    name: &str,
     variants: &[Variant],
     p: &Pieces,
     samples: usize,
@@ -379,7 +486,7 @@ fn measure(
         while done < per_sample {
             let n = (per_sample - done).min(slots - *next);
             let range = *next * SLOT..(*next + n) * SLOT;
-            variants[v].run(shape, &mut buf.as_mut_slice()[range], p);
+            variants[v].run(place, &mut buf.as_mut_slice()[range], p);
             *next = (*next + n) % slots;
             done += n;
         }
@@ -409,7 +516,7 @@ fn measure(
     let summary = |t: &Vec<f64>| Summary::of(t).expect("samples ≥ 1");
     Row {
         ring,
-        shape: shape.name(),
+        shape: name.to_string(),
         variants: variants.iter().map(|v| v.name().to_string()).collect(),
         ns_per_frame: ns.iter().map(summary).collect(),
         vs_glibc: ns
@@ -420,6 +527,7 @@ fn measure(
             .iter()
             .map(|t| paired_ratio(t, &ns[1]).expect("samples ≥ 1"))
             .collect(),
+        rounds: ns,
     }
 }
 
@@ -473,7 +581,7 @@ fn print(f: &Frames) -> String {
     let rows: Vec<Vec<String>> = f
         .rows
         .iter()
-        .map(|r| row_cells(r, vec![size(r.ring), short(r.shape).to_string()]))
+        .map(|r| row_cells(r, vec![size(r.ring), short(&r.shape).to_string()]))
         .collect();
     s.push_str(&text::grid(&header, &rows));
     if let Some(first) = f.engines.first() {
@@ -494,7 +602,75 @@ fn print(f: &Frames) -> String {
             .collect();
         s.push_str(&text::grid(&header, &rows));
     }
+    s.push_str(&print_offsets(f));
     s.push_str(&print_check(&f.check));
+    s
+}
+
+/// 7d's text: a table per ring, a row per payload offset.
+fn print_offsets(f: &Frames) -> String {
+    let mut s = String::new();
+    let hot = f.batch * f.slot;
+    let mut rings: Vec<usize> = f.offsets.iter().map(|r| r.ring).collect();
+    rings.dedup();
+    for ring in rings {
+        let rows: Vec<&Row> = f.offsets.iter().filter(|r| r.ring == ring).collect();
+        s.push_str(&format!(
+            "\n7d. Frames at every payload offset, {} ring{}: the header right in front of the \
+             payload (Ethernet alone at 14, none at 0), the slot's bytes before it left alone, \
+             the payload {} B or what fits the slot (from 64 on it ends at the slot's end); plain \
+             frames (two copies), gathered ([header, payload]) and checksummed by the CPU \
+             (csum_frame_from_iter, the header from the payload's sum); ns per frame, then the \
+             streamed builder's speed × its Temporal build's and × the limit's (targets: 1.30x \
+             and 0.70x; on the hot ring, where no line comes from memory, its time ÷ the \
+             limit's, target 1.20x), paired per round\n",
+            size(ring),
+            if ring == hot { " (hot)" } else { "" },
+            f.payload
+        ));
+        let header: Vec<String> = [
+            "payload at",
+            "glibc ns",
+            "limit ns",
+            "Temporal",
+            "NT batched",
+            "NT gather",
+            "Temporal csum",
+            "NT csum",
+        ]
+        .map(String::from)
+        .to_vec();
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                // 0 glibc, 1 limit, 2 Temporal, 3 batched, 4 gather, 5 Temporal csum, 6 csum.
+                let ns = |i: usize| num(r.ns_per_frame[i].median);
+                let streamed = |i: usize, t: usize| {
+                    if ring == hot {
+                        format!("{} {}", ns(i), ratio(&r.vs_limit[i]))
+                    } else {
+                        format!(
+                            "{} {} {}",
+                            ns(i),
+                            ratio(&r.speedup(i, t)),
+                            ratio(&r.speedup(i, 1))
+                        )
+                    }
+                };
+                vec![
+                    r.shape.clone(),
+                    ns(0),
+                    ns(1),
+                    ns(2),
+                    streamed(3, 2),
+                    streamed(4, 2),
+                    ns(5),
+                    streamed(6, 5),
+                ]
+            })
+            .collect();
+        s.push_str(&text::left_grid(&header, &cells, 1));
+    }
     s
 }
 
@@ -612,25 +788,36 @@ mod tests {
                 Variant::NonTemporal(e),
                 Variant::Batched(e),
                 Variant::Gather(e),
+                Variant::TemporalCsum(e),
+                Variant::Csum(e),
             ]);
         }
-        for shape in Shape::ALL {
-            let image = shape.image(&p.hdr, &p.payload);
+        for place in Place::all() {
+            let image = place.image(&p.hdr, &p.payload);
+            let (base, start, at, end) = (
+                place.first_line(),
+                place.start(),
+                place.offset(),
+                place.end(),
+            );
+            let sum = cachecopy::net::csum_partial(&p.payload[..place.payload()], 0);
             for v in &all {
                 let mut ring = Buf::new(3 * BATCH * SLOT, 0xee);
-                v.run(shape, ring.as_mut_slice(), &p);
+                v.run(place, ring.as_mut_slice(), &p);
                 for slot in ring.as_slice().chunks_exact(SLOT) {
-                    assert_eq!(
-                        &slot[..shape.bytes()],
-                        &image[..shape.bytes()],
-                        "{v:?} {shape:?}"
-                    );
-                    let rest = if *v == Variant::Limit {
-                        image.len()
+                    let (from, to) = if *v == Variant::Limit {
+                        (base, base + image.len())
                     } else {
-                        shape.bytes()
+                        (start, end)
                     };
-                    assert!(slot[rest..].iter().all(|&b| b == 0xee), "{v:?} {shape:?}");
+                    let mut want = image[from - base..to - base].to_vec();
+                    if matches!(v, Variant::TemporalCsum(_) | Variant::Csum(_)) && at > start {
+                        let fold = cachecopy::net::csum_fold(sum).to_ne_bytes();
+                        want[at - from - 2..at - from].copy_from_slice(&fold);
+                    }
+                    assert_eq!(&slot[from..to], &want[..], "{v:?} {place:?}");
+                    assert!(slot[..from].iter().all(|&b| b == 0xee), "{v:?} {place:?}");
+                    assert!(slot[to..].iter().all(|&b| b == 0xee), "{v:?} {place:?}");
                 }
             }
         }
@@ -646,6 +833,7 @@ mod tests {
             engine: cachecopy::engine().to_string(),
             rows,
             engines,
+            offsets: Vec::new(),
             check: EngineCheck::of(&cachecopy::calibrate()),
         }
     }
@@ -670,9 +858,11 @@ mod tests {
     fn a_row_has_every_variant_and_ratios_to_the_references() {
         let p = pieces();
         let e = cachecopy::engine();
+        let h = Shape::Header;
         let r = measure(
             2 * BATCH * SLOT,
-            Shape::Header,
+            h.place(),
+            h.name(),
             &variants(false),
             &p,
             2,
@@ -691,11 +881,46 @@ mod tests {
     }
 
     #[test]
+    fn the_offset_sweep_prints_a_table_per_ring_and_a_row_per_offset() {
+        let p = pieces();
+        let e = cachecopy::engine();
+        let sweep = [
+            Variant::Glibc,
+            Variant::Limit,
+            Variant::Temporal(e),
+            Variant::Batched(e),
+            Variant::Gather(e),
+            Variant::TemporalCsum(e),
+            Variant::Csum(e),
+        ];
+        let mut offsets = Vec::new();
+        for ring in [BATCH * SLOT, 2 * BATCH * SLOT] {
+            for place in Place::all() {
+                offsets.push(measure(ring, place, &place.name(), &sweep, &p, 2, BATCH));
+            }
+        }
+        let mut f = frames_of(Vec::new(), Vec::new());
+        f.offsets = offsets;
+        let t = print_offsets(&f);
+        assert_eq!(
+            t.matches("7d. Frames at every payload offset").count(),
+            2,
+            "{t}"
+        );
+        assert!(t.contains("ring (hot)"), "{t}");
+        for place in Place::all() {
+            assert_eq!(t.matches(&place.name()).count(), 2, "{t}");
+        }
+        assert!(t.contains("NT csum"), "{t}");
+    }
+
+    #[test]
     fn the_hot_ring_holds_only_temporal_to_glibc() {
         let p = pieces();
         let vs = variants(true);
-        let hot = measure(BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
-        let cold = measure(2 * BATCH * SLOT, Shape::Header, &vs, &p, 2, BATCH);
+        let h = Shape::Header;
+        let hot = measure(BATCH * SLOT, h.place(), h.name(), &vs, &p, 2, BATCH);
+        let cold = measure(2 * BATCH * SLOT, h.place(), h.name(), &vs, &p, 2, BATCH);
         let f = frames_of(vec![hot, cold], Vec::new());
         let mut out = crate::findings::Findings::default();
         register(&f, &mut out);
