@@ -30,8 +30,12 @@ pub struct Point {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Decided: [`Sweep::decided`] holds the value.
+    /// Decided: [`Sweep::decided`] holds the value, which differs from the rule in force.
     Decided,
+    /// The rule in force is what was measured: the answer was the rule's own value, or a
+    /// change the measurement pointed to was refuted by the sizes it would move (slower there,
+    /// or no faster). [`Sweep::decided`] holds the rule's value.
+    Confirmed,
     /// The candidate did not win at the largest size measured: for the NT thresholds the
     /// built-in rule stays (the crossover lies past the sizes tried, or nowhere); for the
     /// string instructions this decides `never`.
@@ -60,6 +64,7 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Outcome::Decided => "decided",
+            Outcome::Confirmed => "the rule in force confirmed",
             Outcome::NeverWins => "never wins in the sizes tried",
             Outcome::OutOfTime => "out of time",
             Outcome::Noisy => "too noisy to settle",
@@ -79,7 +84,8 @@ pub struct Sweep {
     /// threshold would start streaming at).
     pub(super) steady: [Point; MAX_POINTS],
     pub(super) len: usize,
-    /// The value measured, `usize::MAX` for never; `None` when the built-in rule stays.
+    /// The value measured, `usize::MAX` for never (the rule's own value when
+    /// [`Outcome::Confirmed`]); `None` when the built-in rule stays unconfirmed.
     pub decided: Option<usize>,
     /// Why.
     pub outcome: Outcome,
@@ -124,8 +130,9 @@ impl Sweep {
 /// `CACHECOPY_TUNE=...` line that keeps it (decided fields only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
-    /// The `Auto` copy threshold measured, or `None`: the built-in rule stays (`copy_sweep`
-    /// says why).
+    /// The `Auto` copy threshold measured (the rule's own when the measurement confirmed it:
+    /// `copy_sweep.outcome` is then [`Outcome::Confirmed`]), or `None`: the built-in rule stays
+    /// unconfirmed (`copy_sweep` says why).
     pub copy: Option<usize>,
     /// The same for fills (zeroing).
     pub fill: Option<usize>,

@@ -165,27 +165,36 @@ impl<'a> Progress<'a> {
     }
 }
 
+/// How much faster streaming must be over the steady-state samples, at the median, at every
+/// size a lower threshold would start streaming at: 5 %, the engine check's margin
+/// ([`Calibration::ENGINE_MARGIN`](super::Calibration::ENGINE_MARGIN)). A gain smaller than
+/// that is no reason to move a working set: one calibration's samples and the report's read
+/// the same size on either side of parity by more (docs/performance.md, "Calibration").
+pub(super) const LOWER_BY: f64 = 1.0 / super::result::ENGINE_MARGIN;
+
 /// What an NT sweep's answer `c` (the lowest size from which streaming into a cached
 /// destination wins, with nothing losing above it) becomes against `rule`, the threshold in
 /// force. `Auto` runs on hot and on cold destinations, and the sweep measures hot ones only:
+/// - at the rule: the rule is confirmed ([`Outcome::Confirmed`]);
 /// - above the rule, the sizes between would stop streaming, which into a cold destination
 ///   wins from a few KiB on every CPU measured: slower there, so the rule stays;
 /// - below it, every size between (`c` up to the rule) must be settled no slower hot over the
 ///   sweep's samples (`pts`: a win or a tie by the sign test, at most 3 % below parity at the
-///   median) and a win over steady-state samples four times longer (`steady`). The sweep's
-///   samples are a cost compromise and can read a size as a win where the report's longer ones
-///   read a loss; a tie over the steady samples is no evidence that nothing gets slower, so the
-///   rule stays (`NotFaster`). The rule must lie within the sizes tried. Until each is settled
-///   it gets rounds (`Confirm` for the steady ones);
+///   median) and a win over steady-state samples four times longer (`steady`), by
+///   [`LOWER_BY`] at the median. The sweep's samples are a cost compromise and can read a size
+///   as a win where the report's longer ones read a loss. A size between that loses or ties
+///   refutes the change: the rule is confirmed, since the sizes below it lose and it wins (it
+///   lies in the tail from `c` on). The rule must lie within the sizes tried. Until each is
+///   settled it gets rounds (`Confirm` for the steady ones).
 ///
 /// docs/performance.md ("Calibration") has the runs behind each case.
-/// - at it, confirmed.
 pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -> Step {
+    let confirmed = Step::Done(Some(rule), Outcome::Confirmed);
     if c > rule {
         return Step::Done(None, Outcome::Slower);
     }
     if c == rule {
-        return Step::Done(Some(c), Outcome::Decided);
+        return confirmed;
     }
     if pts.last().is_none_or(|p| p.size < rule) {
         return Step::Done(None, Outcome::Unmeasured);
@@ -196,15 +205,14 @@ pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -
         }
         match side(p) {
             Side::Open => return Step::Measure(i),
-            Side::Lose => return Step::Done(None, Outcome::Slower),
-            _ if p.ratio < 1.0 - TIE => return Step::Done(None, Outcome::Slower),
+            Side::Lose => return confirmed,
+            _ if p.ratio < 1.0 - TIE => return confirmed,
             _ => {}
         }
         match side(q) {
             Side::Open => return Step::Confirm(i),
-            Side::Lose => return Step::Done(None, Outcome::Slower),
-            Side::Tie => return Step::Done(None, Outcome::NotFaster),
-            Side::Win => {}
+            Side::Win if q.ratio >= LOWER_BY => {}
+            _ => return confirmed,
         }
     }
     Step::Done(Some(c), Outcome::Decided)
@@ -484,12 +492,12 @@ pub(super) fn rep_decide(cold: &[Point], hot: &[Point], rule: usize) -> Step {
             Some(i) if open(i) && !faster(i) => return Step::Measure(i),
             Some(i) => cold[i].size,
             // Slower nowhere in the tail, faster nowhere either: whichever loop runs there.
-            None if rule == usize::MAX => return Step::Done(Some(rule), Outcome::Decided),
+            None if rule == usize::MAX => return Step::Done(Some(rule), Outcome::Confirmed),
             None => return Step::Done(None, Outcome::NotFaster),
         },
     };
     if t == rule {
-        return Step::Done(Some(rule), Outcome::Decided);
+        return Step::Done(Some(rule), Outcome::Confirmed);
     }
     let (lo, hi) = (t.min(rule), t.max(rule));
     if lo < cold[0].size || hi > cold[n - 1].size {
@@ -506,7 +514,13 @@ pub(super) fn rep_decide(cold: &[Point], hot: &[Point], rule: usize) -> Step {
     let lowering = t < rule;
     let mut gains = false;
     for i in changed {
-        if lowering && slower(i) || !lowering && faster(i) {
+        if lowering && slower(i) {
+            // The string instruction loses at a size the change would hand it: the rule is
+            // what was measured.
+            return Step::Done(Some(rule), Outcome::Confirmed);
+        }
+        if !lowering && faster(i) {
+            // A trade: it wins in one working set at a size the change would take from it.
             return Step::Done(None, Outcome::Slower);
         }
         gains |= if lowering { faster(i) } else { slower(i) };
@@ -514,7 +528,8 @@ pub(super) fn rep_decide(cold: &[Point], hot: &[Point], rule: usize) -> Step {
     if gains {
         Step::Done(Some(t), Outcome::Decided)
     } else {
-        Step::Done(None, Outcome::NotFaster)
+        // Ties at every size the change moves: nothing measured argues against the rule.
+        Step::Done(Some(rule), Outcome::Confirmed)
     }
 }
 

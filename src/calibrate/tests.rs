@@ -295,7 +295,15 @@ fn a_calibration_measures_within_its_budget_and_applies() {
         if let Some(t) = s.decided {
             assert!(s.points().iter().any(|p| p.size == t), "{s:?}");
         }
-        assert_eq!(s.decided.is_some(), s.outcome == Outcome::Decided, "{s:?}");
+        let taken = matches!(s.outcome, Outcome::Decided | Outcome::Confirmed);
+        assert_eq!(s.decided.is_some(), taken, "{s:?}");
+        if s.outcome == Outcome::Confirmed {
+            let rules = [tuning().nt, tuning().fill_nt];
+            assert!(
+                rules.contains(&s.decided.unwrap()),
+                "{s:?}: the rule's value"
+            );
+        }
     }
     // The string sweeps restored the thresholds they toggled.
     let before = (rep_movsb_threshold(), fill_rep_threshold());
@@ -504,25 +512,95 @@ fn an_nt_threshold_is_only_lowered_and_only_where_measured() {
     let won = pts(&[(2, 0, 0.5), (2, 2, 1.3), (2, 2, 1.4), (2, 2, 1.5)]);
     // Above the rule: cold destinations between would stop streaming.
     assert_eq!(nt_guard(&won, &won, 2, 1), Done(None, Outcome::Slower));
-    assert_eq!(nt_guard(&won, &won, 2, 2), Done(Some(2), Outcome::Decided));
+    // At it: the rule is confirmed, an outcome of its own, with its value.
+    assert_eq!(
+        nt_guard(&won, &won, 2, 2),
+        Done(Some(2), Outcome::Confirmed)
+    );
     // Below it: every size between settled no slower, over both samples.
     assert_eq!(nt_guard(&won, &won, 2, 8), Done(Some(2), Outcome::Decided));
     let open = pts(&[(2, 0, 0.5), (2, 2, 1.3), (0, 0, f64::NAN), (2, 2, 1.5)]);
     assert_eq!(nt_guard(&open, &won, 2, 8), Measure(2));
+    // A size between that loses refutes the change: the sizes below the rule lose and the
+    // rule's wins, so the rule is what was measured.
     let lost = pts(&[(2, 0, 0.5), (2, 2, 1.3), (9, 4, 0.95), (2, 2, 1.5)]);
-    assert_eq!(nt_guard(&lost, &won, 2, 8), Done(None, Outcome::Slower));
+    assert_eq!(
+        nt_guard(&lost, &won, 2, 8),
+        Done(Some(8), Outcome::Confirmed)
+    );
     // The sweep's samples won where the steady ones have not run: a steady round first; where
-    // they lose (the Zen 3's 4 MiB copies), the rule stays.
+    // they lose (the Zen 3's 4 MiB copies, the Zen 4's 8 MiB ones), the rule is confirmed.
     assert_eq!(nt_guard(&won, &open, 2, 8), Confirm(2));
     let lost_steady = pts(&[(2, 0, 0.5), (2, 2, 1.3), (2, 0, 0.85), (2, 2, 1.5)]);
     assert_eq!(
         nt_guard(&won, &lost_steady, 2, 8),
-        Done(None, Outcome::Slower)
+        Done(Some(8), Outcome::Confirmed)
     );
     // A tie over the steady samples is not enough: nothing shows no size gets slower.
-    assert_eq!(nt_guard(&won, &lost, 2, 8), Done(None, Outcome::NotFaster));
+    assert_eq!(
+        nt_guard(&won, &lost, 2, 8),
+        Done(Some(8), Outcome::Confirmed)
+    );
     // A rule past the sizes tried: the sizes up to it were not measured.
     assert_eq!(nt_guard(&won, &won, 2, 16), Done(None, Outcome::Unmeasured));
+}
+
+/// The Zen 4 VM's 8 MiB copies (rule 16 MiB): the sweep's samples read streaming ahead, so the
+/// answer is 8 MiB; the threshold moves there only if the steady samples win by the margin.
+/// A win by the sign test with a smaller gain, a tie or a loss confirms the rule instead:
+/// `Auto` never starts streaming at a size whose own measurement does not show it faster.
+#[test]
+fn a_lower_nt_threshold_needs_a_clear_steady_win() {
+    use super::sweep::LOWER_BY;
+    use Step::*;
+    let mib = |v: &[(u32, u32, f64)]| -> Vec<Point> {
+        let mut p = pts(v);
+        for q in &mut p {
+            q.size <<= 20;
+        }
+        p
+    };
+    // 1, 2, 4, 8, 16 MiB: losing up to 4 MiB, winning from 8 MiB in the sweep's samples.
+    let sweep = mib(&[
+        (2, 0, 0.56),
+        (2, 0, 0.56),
+        (2, 0, 0.52),
+        (2, 2, 1.18),
+        (2, 2, 1.47),
+    ]);
+    let c = match decide(&sweep, None) {
+        Done(Some(c), Outcome::Decided) => c,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(c, 8 << 20);
+    let rule = 16 << 20;
+    let steady = |rounds: u32, wins: u32, ratio: f64| {
+        let mut s = mib(&[(0, 0, f64::NAN); 5]);
+        s[3] = Point {
+            size: 8 << 20,
+            ratio,
+            rounds,
+            wins,
+        };
+        s
+    };
+    let confirmed = Done(Some(rule), Outcome::Confirmed);
+    assert_eq!(
+        nt_guard(&sweep, &steady(0, 0, f64::NAN), c, rule),
+        Confirm(3)
+    );
+    // The report's call: 0.87x, 0 of 4.
+    assert_eq!(nt_guard(&sweep, &steady(4, 0, 0.87), c, rule), confirmed);
+    // Four wins of four, but 3 % ahead: under the margin.
+    assert!(1.03 < LOWER_BY);
+    assert_eq!(nt_guard(&sweep, &steady(4, 4, 1.03), c, rule), confirmed);
+    // A tie after nine rounds.
+    assert_eq!(nt_guard(&sweep, &steady(9, 5, 1.01), c, rule), confirmed);
+    // A clear win: lowered.
+    assert_eq!(
+        nt_guard(&sweep, &steady(2, 2, 1.25), c, rule),
+        Done(Some(c), Outcome::Decided)
+    );
 }
 
 /// String sweep points at 1, 2, 4, ... KiB.
@@ -556,6 +634,11 @@ fn a_string_threshold_rests_on_hot_and_cold() {
     let mut hot2 = hot.clone();
     hot2[1] = kib(&[(0, 0, 0.0), (2, 2, 1.3)])[1];
     assert_eq!(rep_decide(&cold, &hot2, 2 * k), Done(None, Outcome::Slower));
+    // At the rule: confirmed.
+    assert_eq!(
+        rep_decide(&cold, &hot, 8 * k),
+        Done(Some(8 * k), Outcome::Confirmed)
+    );
     // The Zen 3 fills' shape: cold the string store ties or wins from 2 KiB, hot it loses
     // up to 8 KiB. Against a rule of 16 KiB the threshold stays (it would hand 2-8 KiB to a
     // store that loses hot); with the rule past the sizes tried nothing is decided.
@@ -563,7 +646,7 @@ fn a_string_threshold_rests_on_hot_and_cold() {
     let hot = kib(&[(2, 0, 0.5), (2, 0, 0.5), (2, 0, 0.6), (2, 0, 0.8), tie]);
     assert_eq!(
         rep_decide(&cold, &hot, 16 * k),
-        Done(Some(16 * k), Outcome::Decided)
+        Done(Some(16 * k), Outcome::Confirmed)
     );
     assert_eq!(rep_decide(&cold, &hot, 8 * k), Done(None, Outcome::Slower));
     assert_eq!(
@@ -587,14 +670,14 @@ fn a_string_threshold_rests_on_hot_and_cold() {
     );
     assert_eq!(
         rep_decide(&cold, &hot, usize::MAX),
-        Done(Some(usize::MAX), Outcome::Decided)
+        Done(Some(usize::MAX), Outcome::Confirmed)
     );
     // Slower at the largest size: never, the rule where it is never.
     let cold = kib(&[(2, 0, 0.5); 3]);
     let hot = kib(&[tie; 3]);
     assert_eq!(
         rep_decide(&cold, &hot, usize::MAX),
-        Done(Some(usize::MAX), Outcome::Decided)
+        Done(Some(usize::MAX), Outcome::Confirmed)
     );
     assert_eq!(
         rep_decide(&cold, &hot, 2 * k),
