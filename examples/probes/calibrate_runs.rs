@@ -1,12 +1,14 @@
 //! Runs `cachecopy::calibrate()` several times in a row and prints each run's decisions, one
-//! line per run, then how many runs decided each tunable: the figures docs/performance.md
-//! ("Calibration") quotes.
+//! line per run, then, per tunable, how many runs decided a new value, how many confirmed the
+//! rule, and whether the runs agree: every value in force after a run (decided, confirmed, or
+//! the rule kept) within 2x of the others. The figures docs/performance.md ("Calibration")
+//! quotes.
 //!
 //! `cargo run --release --example calibrate_runs -- [runs] [-v]` (10 by default; `-v` prints every
 //! size's ratio, candidate wins and rounds). Each line ends with the
 //! `CACHECOPY_TUNE` line that run would keep.
 
-use cachecopy::calibrate::{Calibration, Point, Sweep};
+use cachecopy::calibrate::{Calibration, Outcome, Point, Sweep};
 
 fn main() {
     let runs: usize = std::env::args()
@@ -27,16 +29,29 @@ fn main() {
         show(Some(cachecopy::rep_movsb_threshold())),
         show(Some(cachecopy::fill_rep_threshold())),
     );
+    let rules = [
+        cachecopy::nt_threshold(),
+        cachecopy::fill_nt_threshold(),
+        cachecopy::rep_movsb_threshold(),
+        cachecopy::fill_rep_threshold(),
+    ];
     let mut decided = [0usize; 4];
+    let mut confirmed = [0usize; 4];
+    let mut in_force: [Vec<usize>; 4] = Default::default();
     let mut engines = 0;
     for run in 1..=runs {
         let c = cachecopy::calibrate();
         let sweeps = sweeps(&c);
         let mut line = format!("run {run:2}: {:3.0} ms", c.elapsed.as_secs_f64() * 1e3);
         for (i, (name, s)) in sweeps.iter().enumerate() {
-            decided[i] += usize::from(s.decided.is_some());
+            let confirms = s.outcome == Outcome::Confirmed;
+            decided[i] += usize::from(s.decided.is_some() && !confirms);
+            confirmed[i] += usize::from(confirms);
+            in_force[i].push(s.decided.unwrap_or(rules[i]));
             line.push_str(&format!("  {name} {}", show(s.decided)));
-            if s.decided.is_none() {
+            if confirms {
+                line.push_str(" (confirmed)");
+            } else if s.decided.is_none() {
                 line.push_str(&format!(" ({})", s.outcome));
             }
         }
@@ -85,12 +100,30 @@ fn main() {
         }
     }
     let names = sweeps(&cachecopy::calibrate()).map(|(n, _)| n);
-    let summary: Vec<String> = names
-        .iter()
-        .zip(decided)
-        .map(|(n, d)| format!("{n} {d}/{runs}"))
+    let summary: Vec<String> = (0..4)
+        .map(|i| {
+            let v = &in_force[i];
+            let (lo, hi) = (v.iter().min(), v.iter().max());
+            let agree = match (lo, hi) {
+                (Some(&lo), Some(&hi)) => hi / 2 <= lo,
+                _ => true,
+            };
+            format!(
+                "{} decided {}/{runs}, confirmed {}/{runs}, in force {}-{} ({})",
+                names[i],
+                decided[i],
+                confirmed[i],
+                show(lo.copied()),
+                show(hi.copied()),
+                if agree {
+                    "within 2x"
+                } else {
+                    "MORE than 2x apart"
+                }
+            )
+        })
         .collect();
-    println!("decided: {}, engine {engines}/{runs}", summary.join(", "));
+    println!("{}; engine {engines}/{runs}", summary.join("; "));
 }
 
 fn sweeps(c: &Calibration) -> [(&'static str, &Sweep); 4] {

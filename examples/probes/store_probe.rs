@@ -2,8 +2,8 @@
 //! the ragged ends of a streamed destination, into lines in every state a transmit ring leaves
 //! them in, and of whole transmit frames built with each kind.
 //!
-//! `cargo run --release --example store_probe [-- --quick] [--tables ABCD]` (the tables to run:
-//! all by default)
+//! `cargo run --release --example store_probe [-- --quick] [--tables ABCDE]` (the tables to
+//! run: all by default)
 //!
 //! Store kinds, each writing exactly the bytes of a partial line and nothing else:
 //! - `masked`: one AVX-512 byte-masked store (`vmovdqu8 zmm{k}`), what the AVX-512 backend's
@@ -36,6 +36,15 @@
 //! frame ahead). Each variant has a 16 MiB ring of its own, every line of which is flushed out
 //! of the caches (untimed) before each timed pass, so every line is as a ring last written long
 //! ago leaves it.
+//!
+//! Table E builds frames with the payload at offset 64 (its 1472 bytes are lines 1-23 of the
+//! slot, all streamed whole, 32 bytes a store) behind a 42-byte header at 22..64, to test what
+//! the header's line costs and which store may write it after the stream: no header; the
+//! header written after the stream with 8-byte stores that stay in its bytes, its line
+//! prefetched a frame ahead, when the frame starts, or not at all; the same with one byte-masked 64-byte store at 22, the shape of
+//! an AVX-512 `memset` or `memcpy` of 42 bytes, whose register reaches line 1, just streamed;
+//! and that masked store placed at the line's start, its register inside line 0. Hot (128 KiB)
+//! and cold (16 MiB, flushed before each pass) rings, one `sfence` per 64 frames.
 //!
 //! Table C runs whole copies through the library on every engine the CPU offers (each register
 //! set alone, AVX-512 with either edge store), `Temporal` and `NonTemporal`, from 64 bytes to
@@ -624,7 +633,7 @@ mod probe {
             .iter()
             .position(|a| a == "--tables")
             .and_then(|i| args.get(i + 1))
-            .map_or("ABCD".to_string(), |t| t.to_uppercase());
+            .map_or("ABCDE".to_string(), |t| t.to_uppercase());
         let table = |c: char| tables.contains(c);
         let cpu = cachecopy::cpu();
         let avx512 = std::is_x86_feature_detected!("avx512bw");
@@ -711,6 +720,189 @@ mod probe {
         }
         if table('C') {
             engines_table(llc, rounds);
+        }
+        if table('E') && avx2 {
+            header_line_table(rounds, avx512);
+        }
+    }
+
+    /// How table E writes a frame's header line (see the module docs).
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Header {
+        /// The payload only.
+        None,
+        /// 8-byte stores inside the header's bytes, the line prefetched a frame ahead.
+        Exact,
+        /// The same stores, the line prefetched when the frame starts.
+        ExactStart,
+        /// The same stores, nothing prefetched.
+        ExactCold,
+        /// One masked 64-byte store at the header's start (reaching the next line).
+        MaskedPast,
+        /// One masked 64-byte store at the line's start.
+        MaskedInside,
+    }
+
+    impl Header {
+        fn name(self) -> &'static str {
+            match self {
+                Header::None => "payload only",
+                Header::Exact => "exact stores",
+                Header::ExactStart => "exact, pf at start",
+                Header::ExactCold => "exact, no prefetch",
+                Header::MaskedPast => "masked at 22",
+                Header::MaskedInside => "masked at 0",
+            }
+        }
+    }
+
+    /// Table E: frames with the payload at 64, the header's line written four ways.
+    fn header_line_table(rounds: usize, avx512: bool) {
+        const AT: usize = 64;
+        const H: usize = AT - HDR;
+        let hdr: Vec<u8> = (0..HDR).map(|i| i as u8 ^ 0x3c).collect();
+        let payload: Vec<u8> = (0..PAYLOAD).map(|i| (i * 11 + 7) as u8).collect();
+        let mut vs = vec![
+            Header::None,
+            Header::Exact,
+            Header::ExactStart,
+            Header::ExactCold,
+        ];
+        if avx512 {
+            vs.extend([Header::MaskedPast, Header::MaskedInside]);
+        }
+        println!(
+            "\nE. The header's line behind a payload at offset 64 (lines 1-23 streamed, 32 bytes a store; the 42 B header at 22..64): none, exact 8-byte stores (its line prefetched a frame ahead, when the frame starts, or not at all), one masked 64-byte store at 22 (reaching line 1, as an AVX-512 memset of 42 B does), one masked store at the line's start; written after the frame's streaming stores, one sfence per 64 frames; ns per slot, median, ÷ the first column (paired)"
+        );
+        print!("{:<10}", "ring");
+        for v in &vs {
+            print!(" {:>20}", v.name());
+        }
+        println!();
+        for (state, len) in [(State::Hot, 128 << 10), (State::Cold4k, 16 << 20)] {
+            let rings: Vec<Ring> = vs.iter().map(|_| Ring::new(len, state)).collect();
+            let mut t = vec![Vec::new(); vs.len()];
+            for round in 0..rounds {
+                let mut order: Vec<usize> = (0..vs.len()).collect();
+                order.rotate_left(round % vs.len());
+                if round % 2 == 1 {
+                    order.reverse();
+                }
+                for i in order {
+                    if state != State::Hot {
+                        flush_ring(&rings[i]);
+                    }
+                    let start = Instant::now();
+                    // SAFETY: AVX2 present (checked by the caller), AVX-512 BW for the masked
+                    // variants (only listed then); every store lies in the ring's slots.
+                    unsafe { frames_e(vs[i], &rings[i], &hdr, &payload) };
+                    t[i].push(start.elapsed().as_nanos() as f64 / rings[i].slots() as f64);
+                }
+            }
+            for (v, ring) in vs.iter().zip(&rings) {
+                for s in [0, ring.slots() / 2, ring.slots() - 1] {
+                    // SAFETY: slot `s` of the ring, fenced by `frames_e`.
+                    let got = unsafe { core::slice::from_raw_parts(ring.p.add(s * SLOT), SLOT) };
+                    assert_eq!(&got[AT..], &payload[..], "{v:?}: the payload");
+                    if *v != Header::None {
+                        assert_eq!(&got[H..AT], &hdr[..], "{v:?}: the header");
+                    }
+                }
+            }
+            let base = t[0].clone();
+            print!("{:<10}", state.name());
+            for col in t.iter_mut() {
+                let mut r: Vec<f64> = col.iter().zip(&base).map(|(a, b)| a / b).collect();
+                let m = median(col);
+                print!(" {:>12.1} {:>6.2}x", m, median(&mut r));
+            }
+            println!();
+        }
+    }
+
+    /// Every slot of `ring`: the payload streamed to 64..1536, then the header written at
+    /// 22..64 as `how` says; one `sfence` per 64 slots.
+    ///
+    /// # Safety
+    /// AVX2 present; AVX-512 BW for the masked variants.
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    unsafe fn frames_e_512(how: Header, ring: &Ring, hdr: &[u8], payload: &[u8]) {
+        // SAFETY: forwarded contract.
+        unsafe { frames_e_body(how, ring, hdr, payload) }
+    }
+
+    /// As [`frames_e_512`], AVX2 only (no masked variant).
+    ///
+    /// # Safety
+    /// AVX2 present; `how` not masked.
+    #[target_feature(enable = "avx2")]
+    unsafe fn frames_e_256(how: Header, ring: &Ring, hdr: &[u8], payload: &[u8]) {
+        // SAFETY: forwarded contract.
+        unsafe { frames_e_body(how, ring, hdr, payload) }
+    }
+
+    /// # Safety
+    /// As [`frames_e_512`].
+    unsafe fn frames_e(how: Header, ring: &Ring, hdr: &[u8], payload: &[u8]) {
+        // SAFETY: forwarded contract; the masked variants exist only with AVX-512 BW.
+        unsafe {
+            if std::is_x86_feature_detected!("avx512bw") {
+                frames_e_512(how, ring, hdr, payload)
+            } else {
+                frames_e_256(how, ring, hdr, payload)
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`frames_e_512`]; inlined into a function with the features enabled.
+    #[inline(always)]
+    unsafe fn frames_e_body(how: Header, ring: &Ring, hdr: &[u8], payload: &[u8]) {
+        const AT: usize = 64;
+        const H: usize = AT - HDR;
+        let slots = ring.slots();
+        // SAFETY (whole body): every address lies in slot `s` of the ring; streamed addresses
+        // are 32-aligned (slots are line-aligned, `AT` a line); the masked stores write only the
+        // header's 42 bytes (their other lanes are masked off and neither fault nor write).
+        unsafe {
+            for s in 0..slots {
+                let slot = ring.p.add(s * SLOT);
+                if how == Header::Exact {
+                    let next = ring.p.add(((s + 1) % slots) * SLOT);
+                    _mm_prefetch::<_MM_HINT_T0>(next.cast());
+                }
+                if how == Header::ExactStart {
+                    _mm_prefetch::<_MM_HINT_T0>(slot.cast());
+                }
+                let mut off = 0;
+                while off < PAYLOAD {
+                    let v = _mm256_loadu_si256(payload.as_ptr().add(off).cast());
+                    _mm256_stream_si256(slot.add(AT + off).cast(), v);
+                    off += 32;
+                }
+                match how {
+                    Header::None => {}
+                    Header::Exact | Header::ExactStart | Header::ExactCold => {
+                        for i in [0, 8, 16, 24, 32, HDR - 8] {
+                            let w = hdr.as_ptr().add(i).cast::<u64>().read_unaligned();
+                            slot.add(H + i).cast::<u64>().write_unaligned(w);
+                        }
+                    }
+                    Header::MaskedPast => {
+                        let k: __mmask64 = (1u64 << HDR) - 1;
+                        let v = _mm512_maskz_loadu_epi8(k, hdr.as_ptr().cast());
+                        _mm512_mask_storeu_epi8(slot.add(H).cast(), k, v);
+                    }
+                    Header::MaskedInside => {
+                        let k: __mmask64 = ((1u64 << HDR) - 1) << H;
+                        let v = _mm512_maskz_loadu_epi8(k, hdr.as_ptr().wrapping_sub(H).cast());
+                        _mm512_mask_storeu_epi8(slot.cast(), k, v);
+                    }
+                }
+                if s % 64 == 63 || s + 1 == slots {
+                    _mm_sfence();
+                }
+            }
         }
     }
 

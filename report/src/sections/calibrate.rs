@@ -4,6 +4,7 @@
 //! it tried (the same figure, NonTemporal ÷ Temporal into a hot destination), its decision and
 //! whether that agrees with this sweep's within 2x, and its string-instruction thresholds.
 
+use cachecopy::calibrate::Outcome;
 use cachecopy::Mode;
 use serde::Serialize;
 
@@ -326,9 +327,11 @@ fn print(c: &Calibration) -> String {
         c.kind.threshold().0
     );
     field(&mut s, "built-in", builtin);
+    let confirmed = lib.nt.outcome == Outcome::Confirmed.to_string();
     let library = match (lib.nt.decided, lib.agrees) {
         (Some(t), agrees) => format!(
-            "{} in {:.0} ms ({}; CACHECOPY_NT_THRESHOLD=calibrate applies it at start-up)",
+            "{}{} in {:.0} ms ({}; CACHECOPY_NT_THRESHOLD=calibrate applies it at start-up)",
+            if confirmed { "confirms the rule: " } else { "" },
             size(t),
             lib.ms,
             match agrees {
@@ -353,6 +356,9 @@ fn print(c: &Calibration) -> String {
              instruction is faster), rounds it won; a threshold is taken only where the sizes it \
              moves were measured, hot and cold, and are slower nowhere",
             match lib.rep.decided {
+                Some(t) if lib.rep.outcome == Outcome::Confirmed.to_string() => {
+                    format!("confirms the rule, {}", threshold(t))
+                }
                 Some(t) => threshold(t),
                 None => format!("undecided ({}), the built-in rule stays", lib.rep.outcome),
             },
@@ -506,6 +512,17 @@ mod tests {
         // Both working sets of the string instruction, each with its rounds.
         assert!(t.contains("  cold dst     1 KiB 0.50x 0/2\n"), "{t}");
         assert!(t.contains("  hot dst      1 KiB 0.75x 0/2\n"), "{t}");
+        // A confirmed rule says so, with its value, and is compared like a decision.
+        let mut c = c;
+        let confirmed = Outcome::Confirmed.to_string();
+        c.library.nt.outcome = confirmed.clone();
+        c.library.rep.outcome = confirmed;
+        let t = print(&c);
+        assert!(
+            t.contains("confirms the rule: 16 KiB in 60 ms (agrees"),
+            "{t}"
+        );
+        assert!(t.contains("calibrate(): confirms the rule, never"), "{t}");
     }
 
     #[test]
