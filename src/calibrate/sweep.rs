@@ -175,7 +175,9 @@ pub(super) const LOWER_BY: f64 = 1.0 / super::result::ENGINE_MARGIN;
 /// What an NT sweep's answer `c` (the lowest size from which streaming into a cached
 /// destination wins, with nothing losing above it) becomes against `rule`, the threshold in
 /// force. `Auto` runs on hot and on cold destinations, and the sweep measures hot ones only:
-/// - at the rule: the rule is confirmed ([`Outcome::Confirmed`]);
+/// - at the rule: the rule is confirmed ([`Outcome::Confirmed`]) once its own size does not
+///   lose over the steady samples either (if it does, the hot crossover lies above the rule:
+///   the next case);
 /// - above the rule, the sizes between would stop streaming, which into a cold destination
 ///   wins from a few KiB on every CPU measured: slower there, so the rule stays;
 /// - below it, every size between (`c` up to the rule) must be settled no slower hot over the
@@ -183,18 +185,28 @@ pub(super) const LOWER_BY: f64 = 1.0 / super::result::ENGINE_MARGIN;
 ///   median) and a win over steady-state samples four times longer (`steady`), by
 ///   [`LOWER_BY`] at the median. The sweep's samples are a cost compromise and can read a size
 ///   as a win where the report's longer ones read a loss. A size between that loses or ties
-///   refutes the change: the rule is confirmed, since the sizes below it lose and it wins (it
-///   lies in the tail from `c` on). The rule must lie within the sizes tried. Until each is
-///   settled it gets rounds (`Confirm` for the steady ones).
+///   refutes the change: the rule is confirmed as at the rule, the sizes below it losing. The
+///   rule must lie within the sizes tried. Until each is settled it gets rounds (`Confirm` for
+///   the steady ones).
 ///
 /// docs/performance.md ("Calibration") has the runs behind each case.
 pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -> Step {
-    let confirmed = Step::Done(Some(rule), Outcome::Confirmed);
+    // The rule is confirmed only if its own size does not lose hot over the steady samples
+    // either: the evidence a confirmation rests on is a decision's.
+    let confirmed = || match pts.iter().position(|p| p.size == rule) {
+        None => Step::Done(None, Outcome::Unmeasured),
+        Some(i) => match side(&steady[i]) {
+            Side::Open => Step::Confirm(i),
+            // The hot crossover lies above the rule, where cold destinations forbid it.
+            Side::Lose => Step::Done(None, Outcome::Slower),
+            _ => Step::Done(Some(rule), Outcome::Confirmed),
+        },
+    };
     if c > rule {
         return Step::Done(None, Outcome::Slower);
     }
     if c == rule {
-        return confirmed;
+        return confirmed();
     }
     if pts.last().is_none_or(|p| p.size < rule) {
         return Step::Done(None, Outcome::Unmeasured);
@@ -205,14 +217,14 @@ pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -
         }
         match side(p) {
             Side::Open => return Step::Measure(i),
-            Side::Lose => return confirmed,
-            _ if p.ratio < 1.0 - TIE => return confirmed,
+            Side::Lose => return confirmed(),
+            _ if p.ratio < 1.0 - TIE => return confirmed(),
             _ => {}
         }
         match side(q) {
             Side::Open => return Step::Confirm(i),
             Side::Win if q.ratio >= LOWER_BY => {}
-            _ => return confirmed,
+            _ => return confirmed(),
         }
     }
     Step::Done(Some(c), Outcome::Decided)

@@ -574,6 +574,7 @@ fn a_lower_nt_threshold_needs_a_clear_steady_win() {
     };
     assert_eq!(c, 8 << 20);
     let rule = 16 << 20;
+    // The rule's own size over the steady samples: 1.40x (the report's 16 MiB hot figure).
     let steady = |rounds: u32, wins: u32, ratio: f64| {
         let mut s = mib(&[(0, 0, f64::NAN); 5]);
         s[3] = Point {
@@ -582,6 +583,12 @@ fn a_lower_nt_threshold_needs_a_clear_steady_win() {
             rounds,
             wins,
         };
+        s[4] = Point {
+            size: rule,
+            ratio: 1.4,
+            rounds: 2,
+            wins: 2,
+        };
         s
     };
     let confirmed = Done(Some(rule), Outcome::Confirmed);
@@ -589,6 +596,11 @@ fn a_lower_nt_threshold_needs_a_clear_steady_win() {
         nt_guard(&sweep, &steady(0, 0, f64::NAN), c, rule),
         Confirm(3)
     );
+    // Refuted, and the rule's size not yet measured over steady samples: it is, first.
+    let mut unbacked = steady(4, 0, 0.87);
+    unbacked[4].rounds = 0;
+    unbacked[4].wins = 0;
+    assert_eq!(nt_guard(&sweep, &unbacked, c, rule), Confirm(4));
     // The report's call: 0.87x, 0 of 4.
     assert_eq!(nt_guard(&sweep, &steady(4, 0, 0.87), c, rule), confirmed);
     // Four wins of four, but 3 % ahead: under the margin.
@@ -600,6 +612,32 @@ fn a_lower_nt_threshold_needs_a_clear_steady_win() {
     assert_eq!(
         nt_guard(&sweep, &steady(2, 2, 1.25), c, rule),
         Done(Some(c), Outcome::Decided)
+    );
+}
+
+/// The Xeon family 6 model 167's fills (rule 4 MiB): the sweep's samples read 4 MiB as a win,
+/// so the answer is the rule; the report's section 5b read streaming at 0.81x there. A
+/// confirmation needs the steady samples at the rule's size not to lose: where they lose, the
+/// rule is kept but not confirmed (the crossover lies above it, where cold destinations
+/// forbid it).
+#[test]
+fn a_rule_is_confirmed_only_where_its_own_size_holds_over_steady_samples() {
+    use Step::*;
+    // Sizes 1, 2, 4, 8: losing at 2, winning from 4.
+    let sweep = pts(&[(2, 0, 0.5), (2, 0, 0.6), (2, 2, 1.25), (2, 2, 1.7)]);
+    let nan = (0, 0, f64::NAN);
+    assert_eq!(nt_guard(&sweep, &pts(&[nan; 4]), 4, 4), Confirm(2));
+    let lost = pts(&[nan, nan, (2, 0, 0.81), nan]);
+    assert_eq!(nt_guard(&sweep, &lost, 4, 4), Done(None, Outcome::Slower));
+    let tie = pts(&[nan, nan, (9, 4, 0.99), nan]);
+    assert_eq!(
+        nt_guard(&sweep, &tie, 4, 4),
+        Done(Some(4), Outcome::Confirmed)
+    );
+    let won = pts(&[nan, nan, (2, 2, 1.2), nan]);
+    assert_eq!(
+        nt_guard(&sweep, &won, 4, 4),
+        Done(Some(4), Outcome::Confirmed)
     );
 }
 
