@@ -111,13 +111,17 @@ pub struct Library {
 
 /// The smallest size from which streaming does not lose, given (size, NonTemporal ÷ Temporal)
 /// summaries: the start of the longest run of sizes, up to the largest, where no point loses.
-/// A point loses when its median is below 1, except a noisy point within 10 % of parity (on a
-/// shared VM one preempted round moves a median by that much). `None` when the largest size
-/// loses. Requiring the whole tail keeps one lucky point below the real crossover from moving it.
+/// A point loses when its median is more than [`TIE`] below 1 (within it, it ties, as a size
+/// `cachecopy::calibrate()` settles within 3 % of parity does: otherwise a size at parity, read
+/// a little either side of 1 from one run to the next, moved the recommendation past the sizes
+/// above it: docs/performance.md, "Calibration"), except a noisy point within 10 % of
+/// parity (on a shared VM one preempted round moves a median by that much). `None` when the
+/// largest size loses. Requiring the whole tail keeps one lucky point below the real crossover
+/// from moving it.
 pub fn crossover(points: &[(usize, Summary)]) -> Option<usize> {
     let mut pts = points.to_vec();
     pts.sort_by_key(|p| p.0);
-    let loses = |r: &Summary| r.median < 1.0 && !(r.noisy && r.median >= 0.9);
+    let loses = |r: &Summary| r.median < 1.0 - TIE && !(r.noisy && r.median >= 0.9);
     let mut best = None;
     for (size, ratio) in pts.iter().rev() {
         if loses(ratio) {
@@ -129,6 +133,9 @@ pub fn crossover(points: &[(usize, Summary)]) -> Option<usize> {
     }
     best
 }
+
+/// How far below parity a median still ties (`cachecopy::calibrate()`'s own tie).
+pub const TIE: f64 = 0.03;
 
 /// The threshold to recommend: the hot crossover, the size from which streaming is no slower
 /// even when the destination was cached, so `Auto` never loses to `Temporal` by streaming;
@@ -442,7 +449,11 @@ mod tests {
     #[test]
     fn crossover_edges() {
         assert_eq!(crossover(&[]), None);
-        assert_eq!(crossover(&[(1, at(2.0)), (2, at(0.99))]), None);
+        assert_eq!(crossover(&[(1, at(2.0)), (2, at(0.96))]), None);
+        // Within 3 % of parity a size ties: it neither ends the tail nor starts it.
+        assert_eq!(crossover(&[(1, at(2.0)), (2, at(0.99))]), Some(1));
+        let t = [(1, at(0.5)), (2, at(1.25)), (4, at(0.998)), (8, at(1.1))];
+        assert_eq!(crossover(&t), Some(2));
         assert_eq!(crossover(&[(1, at(1.0)), (2, at(1.5))]), Some(1));
     }
 

@@ -443,9 +443,13 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
     ];
     let mut offsets = Vec::new();
     for ring in [rings[0], big] {
+        let mut bufs = Vec::new();
         for place in Place::all() {
             let name = place.name();
-            offsets.push(measure(ring, place, &name, &sweep, &p, samples, per_sample));
+            let row = measure_on(
+                &mut bufs, ring, place, &name, &sweep, &p, samples, per_sample,
+            );
+            offsets.push(row);
         }
     }
     let frames = Frames {
@@ -476,9 +480,32 @@ fn measure(
     samples: usize,
     per_sample: usize,
 ) -> Row {
+    let mut bufs = Vec::new();
+    measure_on(
+        &mut bufs, ring, place, name, variants, p, samples, per_sample,
+    )
+}
+
+/// [`measure`] on the rings in `bufs` (one per variant, `ring` bytes each), made first if
+/// there are none: 7d measures every offset on the same rings instead of faulting in fresh ones
+/// each time. Each ring is written once in its variant's way before the timed rounds.
+#[allow(clippy::too_many_arguments)]
+fn measure_on(
+    bufs: &mut Vec<Buf>,
+    ring: usize,
+    place: Place,
+    name: &str,
+    variants: &[Variant],
+    p: &Pieces,
+    samples: usize,
+    per_sample: usize,
+) -> Row {
     assert_eq!(variants[..2], [Variant::Glibc, Variant::Limit]);
     let per_sample = per_sample.div_ceil(BATCH) * BATCH;
-    let mut rings: Vec<(Buf, usize)> = variants.iter().map(|_| (Buf::new(ring, 0), 0)).collect();
+    if bufs.len() != variants.len() || bufs.iter().any(|b| b.len() != ring) {
+        *bufs = variants.iter().map(|_| Buf::new(ring, 0)).collect();
+    }
+    let mut rings: Vec<(&mut Buf, usize)> = bufs.iter_mut().map(|b| (b, 0)).collect();
     let mut step = |v: usize| {
         let (buf, next) = &mut rings[v];
         let slots = buf.len() / SLOT;
