@@ -71,7 +71,8 @@ pub(super) enum Arch {
     Arm { midr: u64 },
 }
 
-/// What detection finds on a record's CPU, in the report's terms (section 1).
+/// What detection finds on a record's CPU, in the report's terms (section 1). The records build
+/// it through `records.rs`'s constructors (`x86` or `arm`, then `Facts::caches`).
 pub(super) struct Facts {
     pub arch: Arch,
     /// The vendor string (`GenuineIntel`, `AuthenticAMD`; arm64: the implementer's name).
@@ -80,20 +81,12 @@ pub(super) struct Facts {
     pub brand: &'static str,
     /// The features, as section 1's `features` line lists them.
     pub features: &'static str,
-    pub line: usize,
-    pub l1d: Option<usize>,
-    pub l2: Option<usize>,
-    pub l3: Option<usize>,
-    pub l3_shared_by: Option<usize>,
-    /// The "inclusive" bit of the L3's CPUID cache leaf (4 or 0x8000001D).
-    pub l3_inclusive: Option<bool>,
-    /// Where detection took the cache figures (`Caches::source`).
-    pub source: &'static str,
+    /// The caches, as detection reports them (`l3_inclusive`: the "inclusive" bit of the L3's
+    /// CPUID cache leaf, 4 or 0x8000001D; `source`: where detection took the figures).
+    pub caches: Caches,
     /// The L3 the legacy AMD leaf 0x80000006 reports (what glibc reads), `None` where it reports
     /// none (Intel) or was not recorded. No rule reads it.
     pub legacy_l3: Option<usize>,
-    /// arm64 `dc zva` block.
-    pub zero_block: Option<usize>,
 }
 
 /// Text that must be found in a file of the repository (or of `../shared`, beside it in CI),
@@ -245,6 +238,7 @@ fn encode(facts: &Facts) -> Vec<Leaf> {
     };
     let amd = facts.vendor == "AuthenticAMD";
     let f = features(facts.features);
+    let c = &facts.caches;
     let bit = |on: bool, n: u32| u32::from(on) << n;
     let word = |b: &[u8]| u32::from_le_bytes(b.try_into().unwrap());
     let v = facts.vendor.as_bytes();
@@ -264,7 +258,7 @@ fn encode(facts: &Facts) -> Vec<Leaf> {
         | u32::from(ext) << 20;
     let ecx1 = 1 | bit(xcr0 != 0, 27) | bit(f.avx2 || f.avx512f, 28);
     let edx1 = bit(f.clflush, 19) | 1 << 25 | 1 << 26;
-    put(1, 0, [eax1, (facts.line as u32 / 8) << 8, ecx1, edx1]);
+    put(1, 0, [eax1, (c.line as u32 / 8) << 8, ecx1, edx1]);
     let ebx7 = bit(f.avx2, 5)
         | bit(f.erms, 9)
         | bit(f.avx512f, 16)
@@ -274,20 +268,20 @@ fn encode(facts: &Facts) -> Vec<Leaf> {
     put(7, 0, [0, ebx7, 0, bit(f.fsrm, 4)]);
     let cache_leaf = if amd { 0x8000_001d } else { 4 };
     let caches = [
-        (1, 1, facts.l1d, 1, false),
-        (2, 3, facts.l2, 1, false),
+        (1, 1, c.l1d, 1, false),
+        (2, 3, c.l2, 1, false),
         (
             3,
             3,
-            facts.l3,
-            facts.l3_shared_by.unwrap_or(1),
-            facts.l3_inclusive == Some(true),
+            c.l3,
+            c.l3_shared_by.unwrap_or(1),
+            c.l3_inclusive == Some(true),
         ),
     ];
     let mut sub = 0;
     for (level, kind, size, shared, inclusive) in caches {
         let Some(size) = size else { continue };
-        let (ways, line) = (16, facts.line);
+        let (ways, line) = (16, c.line);
         assert_eq!(size % (ways * line), 0, "{}: L{level} size", facts.brand);
         let sets = (size / (ways * line)) as u32;
         let eax = kind | level << 5 | 1 << 8 | (shared as u32 - 1) << 14;
@@ -306,7 +300,7 @@ fn encode(facts: &Facts) -> Vec<Leaf> {
         put(0x8000_0002 + i as u32, 0, r);
     }
     // 0x80000006: ECX the L2 in KiB (8-way, 64 B lines); EDX (AMD) the L3 in 512 KiB units.
-    let l2_kib = facts.l2.map_or(0, |l2| l2 >> 10) as u32;
+    let l2_kib = c.l2.map_or(0, |l2| l2 >> 10) as u32;
     let l3_units = facts.legacy_l3.map_or(0, |l3| l3 / (512 << 10)) as u32;
     let edx6 = if l3_units > 0 {
         l3_units << 18 | 0x9140
@@ -336,16 +330,7 @@ fn detect(r: &Record) -> Cpu {
             Cpu {
                 arch: "aarch64",
                 features,
-                caches: Caches {
-                    line: f.line,
-                    l1d: f.l1d,
-                    l2: f.l2,
-                    l3: f.l3,
-                    l3_shared_by: f.l3_shared_by,
-                    l3_inclusive: f.l3_inclusive,
-                    zero_block: f.zero_block,
-                    source: f.source,
-                },
+                caches: f.caches,
                 flush: features.preferred_flush("aarch64"),
                 vendor: Text::new(f.vendor.as_bytes()),
                 brand: Text::new(f.brand.as_bytes()),
@@ -443,18 +428,11 @@ fn every_record_decodes_to_its_facts() {
     for r in records() {
         let cpu = detect(r);
         let f = &r.facts;
-        let c = cpu.caches;
         let n = r.name;
         assert_eq!(cpu.vendor(), f.vendor, "{n}");
         assert_eq!(cpu.brand(), f.brand, "{n}");
         assert_eq!(names(cpu.features), f.features, "{n}: features");
-        assert_eq!(
-            (c.line, c.l1d, c.l2, c.l3, c.l3_shared_by),
-            (f.line, f.l1d, f.l2, f.l3, f.l3_shared_by),
-            "{n}: caches"
-        );
-        assert_eq!(c.l3_inclusive, f.l3_inclusive, "{n}: L3 inclusive");
-        assert_eq!((c.source, c.zero_block), (f.source, f.zero_block), "{n}");
+        assert_eq!(cpu.caches, f.caches, "{n}: caches");
         assert_eq!(cpu.flush, cpu.flush_ops().next().unwrap(), "{n}: flush");
         if let Arch::X86 {
             family,

@@ -4,9 +4,118 @@
 //! (`Stated`), or the run on that CPU that disagrees (`Disputed`).
 
 use super::{Arch, Expect, Facts, Origin, Quote, Record, Why};
+use crate::cpu::Caches;
 
 const KIB: usize = 1 << 10;
 const MIB: usize = 1 << 20;
+
+// ---------------------------------------------------------------- the facts, built
+
+/// XCR0 with SSE and AVX state (no AVX-512 to save).
+const XCR0_AVX: u64 = 0x7;
+/// XCR0 with AVX-512 state too (opmask, ZMM): what Linux enables whole where the CPU has it.
+const XCR0_AVX512: u64 = 0xe7;
+/// XCR0 with AMX tile state as well as ZMM.
+const XCR0_AMX: u64 = 0x600e7;
+
+/// Section 1's features of an x86 CPU with AVX2, and of one with AVX-512 too.
+const AVX2: &str = "sse2 avx2 erms fsrm clflush clflushopt clwb";
+const AVX512: &str = "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb";
+
+/// A CPU's identity and features, its caches read from `source` with 64-byte lines; the sizes
+/// follow (`Facts::caches`).
+const fn facts(
+    arch: Arch,
+    vendor: &'static str,
+    brand: &'static str,
+    features: &'static str,
+    source: &'static str,
+    l3_inclusive: Option<bool>,
+) -> Facts {
+    let caches = Caches {
+        line: 64,
+        l1d: None,
+        l2: None,
+        l3: None,
+        l3_shared_by: None,
+        l3_inclusive,
+        zero_block: None,
+        source,
+    };
+    Facts {
+        arch,
+        vendor,
+        brand,
+        features,
+        caches,
+        legacy_l3: None,
+    }
+}
+
+/// CPUID family, model and stepping as `lscpu` prints them (stepping `None`: not recorded).
+type Id = (u8, u8, Option<u8>);
+
+/// An x86 vendor: its CPUID vendor string and the cache leaf detection reads for it.
+type Vendor = (&'static str, &'static str);
+const AMD: Vendor = ("AuthenticAMD", "cpuid 0x8000001d");
+const INTEL: Vendor = ("GenuineIntel", "cpuid 4");
+
+/// An x86 CPU whose OS saves the register state `xcr0`. Every x86 CPU met has a non-inclusive
+/// L3 (AMD's a victim cache; the Zen 4 dump's leaf 0x8000001D says so too).
+const fn x86(
+    (vendor, source): Vendor,
+    id: Id,
+    xcr0: u64,
+    brand: &'static str,
+    features: &'static str,
+) -> Facts {
+    let (family, model, stepping) = id;
+    let arch = Arch::X86 {
+        family,
+        model,
+        stepping,
+        xcr0,
+    };
+    facts(arch, vendor, brand, features, source, Some(false))
+}
+
+/// An arm64 CPU with `MIDR_EL1` `midr` and `dc zva` blocks of `zero_block` bytes, its caches
+/// from `CTR_EL0` and sysfs (which report no inclusion).
+const fn arm(
+    midr: u64,
+    vendor: &'static str,
+    brand: &'static str,
+    features: &'static str,
+    zero_block: usize,
+) -> Facts {
+    let mut f = facts(
+        Arch::Arm { midr },
+        vendor,
+        brand,
+        features,
+        "ctr_el0 + sysfs",
+        None,
+    );
+    f.caches.zero_block = Some(zero_block);
+    f
+}
+
+impl Facts {
+    /// With an L1d, an L2 and an L3 of these sizes, `l3_shared_by` logical CPUs sharing one L3.
+    const fn caches(mut self, l1d: usize, l2: usize, l3: usize, l3_shared_by: usize) -> Facts {
+        self.caches.l1d = Some(l1d);
+        self.caches.l2 = Some(l2);
+        self.caches.l3 = Some(l3);
+        self.caches.l3_shared_by = Some(l3_shared_by);
+        self
+    }
+
+    /// With the legacy AMD leaf 0x80000006 reporting an L3 of `bytes`.
+    const fn legacy_l3(mut self, bytes: usize) -> Facts {
+        self.legacy_l3 = Some(bytes);
+        self
+    }
+}
 
 /// A quote of `file`.
 const fn q(file: &'static str, text: &'static str) -> Quote {
@@ -130,35 +239,80 @@ const SMALL_NO_MASKS: &[Quote] = &[q(
     "| Zen 3, AVX2-only, aarch64, word-only builds | `plain` | no masks |",
 )];
 
+// ---------------------------------------------------------------- expectations records share
+
+/// The flush instruction `clwb`, which every x86 CPU met has.
+const FLUSH_CLWB: Expect = e("flush=clwb", Why::Stated(FLUSH_RULE));
+/// Plain small classes on an AVX-512 CPU without a run of the masked ones, and without AVX-512.
+const PLAIN_UNRUN: Expect = e("small=plain", Why::Stated(SMALL_UNRUN));
+const PLAIN_NO_MASKS: Expect = e("small=plain", Why::Stated(SMALL_NO_MASKS));
+/// The default engine of an AVX-512 CPU no rule names.
+const AVX512_ENGINE: Expect = e(
+    "temporal=avx512,stream=avx512,edges=overlap",
+    Why::Stated(ENGINE_DEFAULT),
+);
+/// AMD: never `rep movsb`; `rep stosb` from 32 MiB (twice a 16 MiB copy threshold).
+const AMD_NEVER_MOVSB: Expect = e("rep_movsb=never", Why::Stated(&[AMD_MOVSB]));
+const AMD_STOSB_32M: Expect = e("fill_rep=32M", Why::Stated(&[AMD_STOSB]));
+/// Zen 4's thresholds, with AVX-512 exposed or hidden (the same caches).
+const ZEN4_NT: Expect = e(
+    "nt=16M,fill_nt=16M",
+    Why::Measured(&[q(
+        PERF,
+        "hot crossover 16 MiB for copies (0.68x at 8 MiB, 1.23x at 16 MiB) and for \
+         fills (0.92x, 1.19x)",
+    )]),
+);
+/// An Intel AVX-512 server part no run covers: every choice a stated rule's.
+const INTEL_UNRUN: &[Expect] = &[
+    AVX512_ENGINE,
+    e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
+    e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
+    FLUSH_CLWB,
+    PLAIN_UNRUN,
+];
+
+/// A raw dump's origin, by the record's name: its non-zero leaves in `zoo/<name>.cpuid`, the
+/// dump itself in `docs/machines/<name>-cpuid.txt` (docs/machines/README.md, "Adding a
+/// machine").
+macro_rules! raw {
+    ($name:literal) => {
+        Origin::Raw {
+            leaves: include_str!(concat!($name, ".cpuid")),
+            dump: concat!("docs/machines/", $name, "-cpuid.txt"),
+        }
+    };
+}
+
+/// A part nobody here measured, from its public identity (`sources`), every expectation a
+/// stated rule's.
+const fn public(
+    name: &'static str,
+    sources: &'static str,
+    facts: Facts,
+    expect: &'static [Expect],
+) -> Record {
+    let origin = Origin::Public { sources };
+    Record {
+        name,
+        origin,
+        facts,
+        seen: &[],
+        expect,
+    }
+}
+
 /// Every record.
 pub(super) static ZOO: &[Record] = &[
     // AMD EPYC Zen 3 (Milan), the project's first machine: no dump, rebuilt from its runs.
+    // Stepping: no run recorded it. The L3's inclusion was not recorded either; no rule reads it
+    // on AMD.
     Record {
         name: "amd-epyc-zen3-f25m1",
         origin: Origin::Reconstructed,
-        facts: Facts {
-            // Stepping: no run recorded it. XCR0: SSE and AVX state (no AVX-512 to save).
-            arch: Arch::X86 {
-                family: 25,
-                model: 1,
-                stepping: None,
-                xcr0: 0x7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC",
-            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(32 * KIB),
-            l2: Some(512 * KIB),
-            l3: Some(32 * MIB),
-            l3_shared_by: Some(2),
-            // Not recorded: AMD's L3 is a victim cache, and the Zen 4 dump's leaf 0x8000001D
-            // reports it non-inclusive. No rule reads it on AMD.
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: Some(256 * MIB),
-            zero_block: None,
-        },
+        facts: x86(AMD, (25, 1, None), XCR0_AVX, "AMD EPYC", AVX2)
+            .caches(32 * KIB, 512 * KIB, 32 * MIB, 2)
+            .legacy_l3(256 * MIB),
         seen: &[
             q(ZEN3_DOC, "| CPU | AMD EPYC VM, family 25 model 1 (Zen 3, Milan), 2 vCPUs"),
             q(ZEN3_DOC, "CPU            AuthenticAMD AMD EPYC (x86_64, 2 CPUs, Linux 6.18.44-fc-v1252)"),
@@ -206,39 +360,19 @@ pub(super) static ZOO: &[Record] = &[
                     "from 16 MiB `rep stosb` is ahead, 1.7x at 64 MiB and 2.2x at 256 MiB",
                 )]),
             ),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
+            FLUSH_CLWB,
+            PLAIN_NO_MASKS,
         ],
     },
-    // AMD EPYC Zen 4 (Genoa) with AVX-512 exposed: the raw dump of 2026-12-04.
+    // AMD EPYC Zen 4 (Genoa) with AVX-512 exposed: the raw dump of 2026-12-04. XCR0 was not
+    // dumped: leaf 0xD lists 0xe7 (x87, SSE, AVX, opmask, ZMM), which Linux enables whole;
+    // /proc/cpuinfo shows avx512f, which it hides otherwise.
     Record {
         name: "amd-epyc-zen4-f25m17-avx512",
-        origin: Origin::Raw {
-            leaves: include_str!("amd-epyc-zen4-f25m17-avx512.cpuid"),
-            dump: "docs/machines/amd-epyc-zen4-f25m17-avx512-cpuid.txt",
-        },
-        facts: Facts {
-            // XCR0 was not dumped: leaf 0xD lists 0xe7 (x87, SSE, AVX, opmask, ZMM), which
-            // Linux enables whole; /proc/cpuinfo shows avx512f, which it hides otherwise.
-            arch: Arch::X86 {
-                family: 25,
-                model: 17,
-                stepping: Some(1),
-                xcr0: 0xe7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(32 * KIB),
-            l2: Some(MIB),
-            l3: Some(32 * MIB),
-            l3_shared_by: Some(2),
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: Some(320 * MIB),
-            zero_block: None,
-        },
+        origin: raw!("amd-epyc-zen4-f25m17-avx512"),
+        facts: x86(AMD, (25, 17, Some(1)), XCR0_AVX512, "AMD EPYC", AVX512)
+            .caches(32 * KIB, MIB, 32 * MIB, 2)
+            .legacy_l3(320 * MIB),
         seen: &[
             q(
                 "../shared/machines/amd-epyc-zen4-f25m17-avx512-2026-12-04.txt",
@@ -260,14 +394,7 @@ pub(super) static ZOO: &[Record] = &[
                 "temporal=avx2,stream=avx2,edges=overlap",
                 Why::Measured(ENGINE_ZEN4),
             ),
-            e(
-                "nt=16M,fill_nt=16M",
-                Why::Measured(&[q(
-                    PERF,
-                    "hot crossover 16 MiB for copies (0.68x at 8 MiB, 1.23x at 16 MiB) and for \
-                     fills (0.92x, 1.19x)",
-                )]),
-            ),
+            ZEN4_NT,
             e(
                 "rep_movsb=never",
                 Why::Measured(&[q(
@@ -287,8 +414,8 @@ pub(super) static ZOO: &[Record] = &[
                     ),
                 ]),
             ),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
+            FLUSH_CLWB,
+            PLAIN_UNRUN,
         ],
     },
     // The same Zen 4 with AVX-512 hidden by the hypervisor: the dump's CPU without the
@@ -296,26 +423,9 @@ pub(super) static ZOO: &[Record] = &[
     Record {
         name: "amd-epyc-zen4-f25m17-noavx512",
         origin: Origin::Reconstructed,
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 25,
-                model: 17,
-                stepping: None,
-                xcr0: 0xe7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC",
-            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(32 * KIB),
-            l2: Some(MIB),
-            l3: Some(32 * MIB),
-            l3_shared_by: Some(2),
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: Some(320 * MIB),
-            zero_block: None,
-        },
+        facts: x86(AMD, (25, 17, None), XCR0_AVX512, "AMD EPYC", AVX2)
+            .caches(32 * KIB, MIB, 32 * MIB, 2)
+            .legacy_l3(320 * MIB),
         seen: &[
             q(ZEN4_DOC, "## 2026-12-01: AVX-512 hidden by the hypervisor (main at `0784634`)"),
             q(ZEN4_DOC, "features       sse2 avx2 erms fsrm clflush clflushopt clwb"),
@@ -339,14 +449,7 @@ pub(super) static ZOO: &[Record] = &[
                     ),
                 ]),
             ),
-            e(
-                "nt=16M,fill_nt=16M",
-                Why::Measured(&[q(
-                    PERF,
-                    "hot crossover 16 MiB for copies (0.68x at 8 MiB, 1.23x at 16 MiB) and for \
-                     fills (0.92x, 1.19x)",
-                )]),
-            ),
+            ZEN4_NT,
             e(
                 "rep_movsb=never",
                 Why::Measured(&[q(
@@ -354,37 +457,18 @@ pub(super) static ZOO: &[Record] = &[
                     "rep movsb      calibrate(): never (built-in never)",
                 )]),
             ),
-            e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
+            AMD_STOSB_32M,
+            FLUSH_CLWB,
+            PLAIN_NO_MASKS,
         ],
     },
     // Intel Xeon family 6 model 207 (Emerald Rapids class), twice: no dump, rebuilt from its
-    // runs.
+    // runs. Stepping and XCR0 not recorded; the OS saved ZMM state (the AVX-512 backend ran).
     Record {
         name: "intel-xeon-f6m207",
         origin: Origin::Reconstructed,
-        facts: Facts {
-            // Stepping and XCR0 not recorded; the OS saved ZMM state (the AVX-512 backend ran).
-            arch: Arch::X86 {
-                family: 6,
-                model: 207,
-                stepping: None,
-                xcr0: 0xe7,
-            },
-            vendor: "GenuineIntel",
-            brand: "Intel(R) Xeon(R) Processor",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(48 * KIB),
-            l2: Some(2 * MIB),
-            l3: Some(260 * MIB),
-            l3_shared_by: Some(2),
-            l3_inclusive: Some(false),
-            source: "cpuid 4",
-            legacy_l3: None,
-            zero_block: None,
-        },
+        facts: x86(INTEL, (6, 207, None), XCR0_AVX512, "Intel(R) Xeon(R) Processor", AVX512)
+            .caches(48 * KIB, 2 * MIB, 260 * MIB, 2),
         seen: &[
             q(XEON207_DOC, "| CPU | Intel Xeon VM, family 6 model 207 (Sapphire/Emerald Rapids class), 2 vCPUs |"),
             q(XEON207_DOC, "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb"),
@@ -461,38 +545,17 @@ pub(super) static ZOO: &[Record] = &[
                     ),
                 ]),
             ),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
+            FLUSH_CLWB,
+            PLAIN_UNRUN,
         ],
     },
-    // Intel Xeon family 6 model 167, this session's CPU: the raw dump.
+    // Intel Xeon family 6 model 167, this session's CPU: the raw dump. XCR0 read on the VM (the
+    // dump's file has it): AMX tile state as well as ZMM.
     Record {
         name: "intel-xeon-f6m167",
-        origin: Origin::Raw {
-            leaves: include_str!("intel-xeon-f6m167.cpuid"),
-            dump: "docs/machines/intel-xeon-f6m167-cpuid.txt",
-        },
-        facts: Facts {
-            // XCR0 read on the VM (the dump's file has it): AMX tile state as well as ZMM.
-            arch: Arch::X86 {
-                family: 6,
-                model: 167,
-                stepping: Some(1),
-                xcr0: 0x600e7,
-            },
-            vendor: "GenuineIntel",
-            brand: "Intel(R) Xeon(R) Processor",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(48 * KIB),
-            l2: Some(2 * MIB),
-            l3: Some(480 * MIB),
-            l3_shared_by: Some(2),
-            l3_inclusive: Some(false),
-            source: "cpuid 4",
-            legacy_l3: None,
-            zero_block: None,
-        },
+        origin: raw!("intel-xeon-f6m167"),
+        facts: x86(INTEL, (6, 167, Some(1)), XCR0_AMX, "Intel(R) Xeon(R) Processor", AVX512)
+            .caches(48 * KIB, 2 * MIB, 480 * MIB, 2),
         seen: &[
             q(XEON167_DOC, "features       sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb"),
             q(
@@ -567,7 +630,7 @@ pub(super) static ZOO: &[Record] = &[
                     ),
                 ]),
             ),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
+            FLUSH_CLWB,
             e(
                 "small=masked-fills",
                 Why::Measured(&[
@@ -583,232 +646,87 @@ pub(super) static ZOO: &[Record] = &[
     // ---------------------------------------------------------------- parts no run covers
     // AMD EPYC 9005 "Turin" (Zen 5, family 26): full-width AVX-512; L2 1 MiB, 32 MiB L3 per
     // CCD of 8 cores (16 threads).
-    Record {
-        name: "amd-epyc-zen5-f26m2",
-        origin: Origin::Public {
-            sources: "AMD EPYC 9005 (Turin): family 0x1A model 0x02 (libcpuid's AMD table); \
-                      Zen 5: 48 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per 8-core CCD",
-        },
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 26,
-                model: 2,
-                stepping: None,
-                xcr0: 0xe7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC 9755 128-Core Processor",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(48 * KIB),
-            l2: Some(MIB),
-            l3: Some(32 * MIB),
-            l3_shared_by: Some(16),
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: None,
-            zero_block: None,
-        },
-        seen: &[],
-        expect: &[
-            e(
-                "temporal=avx512,stream=avx512,edges=overlap",
-                Why::Stated(ENGINE_DEFAULT),
-            ),
+    public(
+        "amd-epyc-zen5-f26m2",
+        "AMD EPYC 9005 (Turin): family 0x1A model 0x02 (libcpuid's AMD table); Zen 5: 48 KiB \
+         L1d, 1 MiB L2 per core, 32 MiB L3 per 8-core CCD",
+        x86(AMD, (26, 2, None), XCR0_AVX512, "AMD EPYC 9755 128-Core Processor", AVX512)
+            .caches(48 * KIB, MIB, 32 * MIB, 16),
+        &[
+            AVX512_ENGINE,
             e("nt=16M,fill_nt=16M", Why::Stated(&[HALF_L3, UNMEASURED])),
-            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
-            e("fill_rep=32M", Why::Stated(&[AMD_STOSB])),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
+            AMD_NEVER_MOVSB,
+            AMD_STOSB_32M,
+            FLUSH_CLWB,
+            PLAIN_UNRUN,
         ],
-    },
+    ),
     // AMD EPYC 7003X "Milan-X": Zen 3 with a stacked L3, 96 MiB per 8-core CCX.
-    Record {
-        name: "amd-epyc-milan-x-f25m1",
-        origin: Origin::Public {
-            sources: "AMD EPYC 7773X (Milan-X): family 0x19 model 0x01 as Milan; 3D V-Cache: \
-                      96 MiB L3 per CCX of 8 cores, 512 KiB L2 per core",
-        },
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 25,
-                model: 1,
-                stepping: None,
-                xcr0: 0x7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC 7773X 64-Core Processor",
-            features: "sse2 avx2 erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(32 * KIB),
-            l2: Some(512 * KIB),
-            l3: Some(96 * MIB),
-            l3_shared_by: Some(16),
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: None,
-            zero_block: None,
-        },
-        seen: &[],
-        expect: &[
+    public(
+        "amd-epyc-milan-x-f25m1",
+        "AMD EPYC 7773X (Milan-X): family 0x19 model 0x01 as Milan; 3D V-Cache: 96 MiB L3 per \
+         CCX of 8 cores, 512 KiB L2 per core",
+        x86(AMD, (25, 1, None), XCR0_AVX, "AMD EPYC 7773X 64-Core Processor", AVX2)
+            .caches(32 * KIB, 512 * KIB, 96 * MIB, 16),
+        &[
             e(
                 "temporal=avx2,stream=avx2,edges=overlap",
                 Why::Stated(ENGINE_WIDEST),
             ),
             e("nt=24M,fill_nt=24M", Why::Stated(&[QUARTER_L3, UNMEASURED])),
-            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
+            AMD_NEVER_MOVSB,
             e("fill_rep=48M", Why::Stated(&[AMD_STOSB])),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
+            FLUSH_CLWB,
+            PLAIN_NO_MASKS,
         ],
-    },
-    // AMD EPYC 9004X "Genoa-X": Zen 4 with a stacked L3, 96 MiB per CCD.
-    Record {
-        name: "amd-epyc-genoa-x-f25m17",
-        origin: Origin::Public {
-            sources: "AMD EPYC 9684X (Genoa-X): family 0x19 model 0x11 as Genoa; 3D V-Cache: \
-                      96 MiB L3 per CCD of 8 cores, 1 MiB L2 per core; AVX-512",
-        },
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 25,
-                model: 17,
-                stepping: None,
-                xcr0: 0xe7,
-            },
-            vendor: "AuthenticAMD",
-            brand: "AMD EPYC 9684X 96-Core Processor",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(32 * KIB),
-            l2: Some(MIB),
-            l3: Some(96 * MIB),
-            l3_shared_by: Some(16),
-            l3_inclusive: Some(false),
-            source: "cpuid 0x8000001d",
-            legacy_l3: None,
-            zero_block: None,
-        },
-        seen: &[],
-        expect: &[
-            // The Zen 4 rule covers it by family (the same core as the run's Genoa); its own
-            // frames were never measured.
+    ),
+    // AMD EPYC 9004X "Genoa-X": Zen 4 with a stacked L3, 96 MiB per CCD. The Zen 4 rule covers
+    // it by family (the same core as the run's Genoa); its own frames were never measured.
+    public(
+        "amd-epyc-genoa-x-f25m17",
+        "AMD EPYC 9684X (Genoa-X): family 0x19 model 0x11 as Genoa; 3D V-Cache: 96 MiB L3 per \
+         CCD of 8 cores, 1 MiB L2 per core; AVX-512",
+        x86(AMD, (25, 17, None), XCR0_AVX512, "AMD EPYC 9684X 96-Core Processor", AVX512)
+            .caches(32 * KIB, MIB, 96 * MIB, 16),
+        &[
             e(
                 "temporal=avx2,stream=avx2,edges=overlap",
                 Why::Stated(ENGINE_ZEN4),
             ),
             e("nt=48M,fill_nt=48M", Why::Stated(&[HALF_L3, UNMEASURED])),
-            e("rep_movsb=never", Why::Stated(&[AMD_MOVSB])),
+            AMD_NEVER_MOVSB,
             e("fill_rep=96M", Why::Stated(&[AMD_STOSB])),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
+            FLUSH_CLWB,
+            PLAIN_UNRUN,
         ],
-    },
+    ),
     // Intel Xeon 6 "Granite Rapids" (family 6 model 173).
-    Record {
-        name: "intel-xeon-granite-rapids-f6m173",
-        origin: Origin::Public {
-            sources: "Intel Xeon 6980P (Granite Rapids-AP): family 6 model 0xAD; 48 KiB L1d, \
-                      2 MiB L2 per core, 504 MiB L3 (non-inclusive) for 128 cores, 256 threads",
-        },
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 6,
-                model: 173,
-                stepping: None,
-                xcr0: 0x600e7,
-            },
-            vendor: "GenuineIntel",
-            brand: "Intel(R) Xeon(R) 6980P",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(48 * KIB),
-            l2: Some(2 * MIB),
-            l3: Some(504 * MIB),
-            l3_shared_by: Some(256),
-            l3_inclusive: Some(false),
-            source: "cpuid 4",
-            legacy_l3: None,
-            zero_block: None,
-        },
-        seen: &[],
-        expect: &[
-            e(
-                "temporal=avx512,stream=avx512,edges=overlap",
-                Why::Stated(ENGINE_DEFAULT),
-            ),
-            e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
-            e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
-        ],
-    },
+    public(
+        "intel-xeon-granite-rapids-f6m173",
+        "Intel Xeon 6980P (Granite Rapids-AP): family 6 model 0xAD; 48 KiB L1d, 2 MiB L2 per \
+         core, 504 MiB L3 (non-inclusive) for 128 cores, 256 threads",
+        x86(INTEL, (6, 173, None), XCR0_AMX, "Intel(R) Xeon(R) 6980P", AVX512)
+            .caches(48 * KIB, 2 * MIB, 504 * MIB, 256),
+        INTEL_UNRUN,
+    ),
     // Intel Xeon 4th generation "Sapphire Rapids" (family 6 model 143).
-    Record {
-        name: "intel-xeon-sapphire-rapids-f6m143",
-        origin: Origin::Public {
-            sources: "Intel Xeon Platinum 8480+ (Sapphire Rapids): family 6 model 0x8F; 48 KiB \
-                      L1d, 2 MiB L2 per core, 105 MiB L3 (non-inclusive) for 56 cores, 112 \
-                      threads",
-        },
-        facts: Facts {
-            arch: Arch::X86 {
-                family: 6,
-                model: 143,
-                stepping: None,
-                xcr0: 0x600e7,
-            },
-            vendor: "GenuineIntel",
-            brand: "Intel(R) Xeon(R) Platinum 8480+",
-            features: "sse2 avx2 avx512f avx512bw erms fsrm clflush clflushopt clwb",
-            line: 64,
-            l1d: Some(48 * KIB),
-            l2: Some(2 * MIB),
-            l3: Some(105 * MIB),
-            l3_shared_by: Some(112),
-            l3_inclusive: Some(false),
-            source: "cpuid 4",
-            legacy_l3: None,
-            zero_block: None,
-        },
-        seen: &[],
-        expect: &[
-            e(
-                "temporal=avx512,stream=avx512,edges=overlap",
-                Why::Stated(ENGINE_DEFAULT),
-            ),
-            e("nt=2M,fill_nt=4M", Why::Stated(&[INTEL_NT])),
-            e("rep_movsb=2K,fill_rep=2K", Why::Stated(INTEL_REP)),
-            e("flush=clwb", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_UNRUN)),
-        ],
-    },
+    public(
+        "intel-xeon-sapphire-rapids-f6m143",
+        "Intel Xeon Platinum 8480+ (Sapphire Rapids): family 6 model 0x8F; 48 KiB L1d, 2 MiB L2 \
+         per core, 105 MiB L3 (non-inclusive) for 56 cores, 112 threads",
+        x86(INTEL, (6, 143, None), XCR0_AMX, "Intel(R) Xeon(R) Platinum 8480+", AVX512)
+            .caches(48 * KIB, 2 * MIB, 105 * MIB, 112),
+        INTEL_UNRUN,
+    ),
     // Arm Neoverse N1 as AWS Graviton2: 64 cores, 1 MiB L2 each, 32 MiB system-level cache,
     // FEAT_DPB, 64-byte `dc zva` blocks.
-    Record {
-        name: "arm-neoverse-n1",
-        origin: Origin::Public {
-            sources: "AWS Graviton2 (Neoverse N1 r3p1, MIDR 0x413fd0c1): 64 KiB L1d, 1 MiB L2 \
-                      per core, 32 MiB L3 for 64 cores (lscpu); FEAT_DPB (hwcap dcpop); \
-                      DCZID_EL0.BS 4",
-        },
-        facts: Facts {
-            arch: Arch::Arm { midr: 0x413f_d0c1 },
-            vendor: "ARM",
-            brand: "Neoverse N1 0xd0c r3p1",
-            features: "neon dpb",
-            line: 64,
-            l1d: Some(64 * KIB),
-            l2: Some(MIB),
-            l3: Some(32 * MIB),
-            l3_shared_by: Some(64),
-            l3_inclusive: None,
-            source: "ctr_el0 + sysfs",
-            legacy_l3: None,
-            zero_block: Some(64),
-        },
-        seen: &[],
-        expect: &[
+    public(
+        "arm-neoverse-n1",
+        "AWS Graviton2 (Neoverse N1 r3p1, MIDR 0x413fd0c1): 64 KiB L1d, 1 MiB L2 per core, 32 \
+         MiB L3 for 64 cores (lscpu); FEAT_DPB (hwcap dcpop); DCZID_EL0.BS 4",
+        arm(0x413f_d0c1, "ARM", "Neoverse N1 0xd0c r3p1", "neon dpb", 64)
+            .caches(64 * KIB, MIB, 32 * MIB, 64),
+        &[
             e(
                 "temporal=neon,stream=neon,edges=overlap",
                 Why::Stated(ENGINE_WIDEST),
@@ -816,7 +734,7 @@ pub(super) static ZOO: &[Record] = &[
             e("nt=16M,fill_nt=16M", Why::Stated(&[HALF_L3, UNMEASURED])),
             e("rep_movsb=never,fill_rep=never", Why::Stated(NO_STRING)),
             e("flush=dc cvap", Why::Stated(FLUSH_RULE)),
-            e("small=plain", Why::Stated(SMALL_NO_MASKS)),
+            PLAIN_NO_MASKS,
         ],
-    },
+    ),
 ];
