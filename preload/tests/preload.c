@@ -37,11 +37,23 @@ typedef void (*bzero_fn)(void *, size_t);
 typedef void *(*cpy_chk_fn)(void *, const void *, size_t, size_t);
 typedef void *(*set_chk_fn)(void *, int, size_t, size_t);
 
-static cpy_fn f_memcpy, f_mempcpy, f_memmove;
-static set_fn f_memset;
-static bzero_fn f_bzero;
-static cpy_chk_fn f_memcpy_chk, f_mempcpy_chk, f_memmove_chk;
-static set_chk_fn f_memset_chk;
+/* The nine exported functions: X(name, its type, the suffix of the variables that hold it). In
+ * the order the re-entry build looks them up, memcpy last: any memcpy the lookups themselves
+ * make takes the plain loop until the others are found. */
+#define EXPORTS(X)                               \
+    X(mempcpy, cpy_fn, mempcpy)                  \
+    X(memmove, cpy_fn, memmove)                  \
+    X(memset, set_fn, memset)                    \
+    X(bzero, bzero_fn, bzero)                    \
+    X(__memcpy_chk, cpy_chk_fn, memcpy_chk)      \
+    X(__mempcpy_chk, cpy_chk_fn, mempcpy_chk)    \
+    X(__memmove_chk, cpy_chk_fn, memmove_chk)    \
+    X(__memset_chk, set_chk_fn, memset_chk)      \
+    X(memcpy, cpy_fn, memcpy)
+
+/* The functions the tests call (f_memcpy, ...). */
+#define DECLARE_F(name, type, var) static type f_##var;
+EXPORTS(DECLARE_F)
 
 static const char *lib_name(void *f)
 {
@@ -62,15 +74,8 @@ static void *resolve(const char *name)
 
 static void resolve_all(void)
 {
-    f_memcpy = (cpy_fn)resolve("memcpy");
-    f_mempcpy = (cpy_fn)resolve("mempcpy");
-    f_memmove = (cpy_fn)resolve("memmove");
-    f_memset = (set_fn)resolve("memset");
-    f_bzero = (bzero_fn)resolve("bzero");
-    f_memcpy_chk = (cpy_chk_fn)resolve("__memcpy_chk");
-    f_mempcpy_chk = (cpy_chk_fn)resolve("__mempcpy_chk");
-    f_memmove_chk = (cpy_chk_fn)resolve("__memmove_chk");
-    f_memset_chk = (set_chk_fn)resolve("__memset_chk");
+#define RESOLVE(name, type, var) f_##var = (type)resolve(#name);
+    EXPORTS(RESOLVE)
 }
 #else
 /*
@@ -81,11 +86,8 @@ static void resolve_all(void)
  * call that arrives while another is running on the same thread. Every test below then runs
  * through the wrappers, and the run must end with calls counted and no re-entry.
  */
-static cpy_fn n_memcpy, n_mempcpy, n_memmove;
-static set_fn n_memset;
-static bzero_fn n_bzero;
-static cpy_chk_fn n_memcpy_chk, n_mempcpy_chk, n_memmove_chk;
-static set_chk_fn n_memset_chk;
+#define DECLARE_N(name, type, var) static type n_##var;
+EXPORTS(DECLARE_N)
 static __thread int depth;
 static unsigned long wrapped, reentries, from_inside;
 /* The preloaded library's executable segment: a wrapper called from there is a call the library
@@ -140,42 +142,28 @@ static void *plain_set(void *d, int c, size_t n)
     } while (0)
 #define LEAVE() depth--
 
-void *memcpy(void *d, const void *s, size_t n)
-{
-    if (!n_memcpy)
-        return plain_move(d, s, n);
-    ENTER();
-    void *r = n_memcpy(d, s, n);
-    LEAVE();
-    return r;
-}
-void *mempcpy(void *d, const void *s, size_t n)
-{
-    if (!n_mempcpy)
-        return (unsigned char *)plain_move(d, s, n) + n;
-    ENTER();
-    void *r = n_mempcpy(d, s, n);
-    LEAVE();
-    return r;
-}
-void *memmove(void *d, const void *s, size_t n)
-{
-    if (!n_memmove)
-        return plain_move(d, s, n);
-    ENTER();
-    void *r = n_memmove(d, s, n);
-    LEAVE();
-    return r;
-}
-void *memset(void *d, int c, size_t n)
-{
-    if (!n_memset)
-        return plain_set(d, c, n);
-    ENTER();
-    void *r = n_memset(d, c, n);
-    LEAVE();
-    return r;
-}
+/* A wrapper: `before` until the constructor has looked the library's `n_##var` up, then the
+ * library's, counted. The fortified forms have no plain loop: nothing calls them that early. */
+#define WRAP(name, var, params, args, before) \
+    void *name params                          \
+    {                                          \
+        if (!n_##var)                          \
+            before;                            \
+        ENTER();                               \
+        void *r = n_##var args;                \
+        LEAVE();                               \
+        return r;                              \
+    }
+#define CPY_PARAMS (void *d, const void *s, size_t n)
+#define CHK_PARAMS (void *d, const void *s, size_t n, size_t dl)
+WRAP(memcpy, memcpy, CPY_PARAMS, (d, s, n), return plain_move(d, s, n))
+WRAP(mempcpy, mempcpy, CPY_PARAMS, (d, s, n), return (unsigned char *)plain_move(d, s, n) + n)
+WRAP(memmove, memmove, CPY_PARAMS, (d, s, n), return plain_move(d, s, n))
+WRAP(memset, memset, (void *d, int c, size_t n), (d, c, n), return plain_set(d, c, n))
+WRAP(__memcpy_chk, memcpy_chk, CHK_PARAMS, (d, s, n, dl), abort())
+WRAP(__mempcpy_chk, mempcpy_chk, CHK_PARAMS, (d, s, n, dl), abort())
+WRAP(__memmove_chk, memmove_chk, CHK_PARAMS, (d, s, n, dl), abort())
+WRAP(__memset_chk, memset_chk, (void *d, int c, size_t n, size_t dl), (d, c, n, dl), abort())
 void bzero(void *d, size_t n)
 {
     if (!n_bzero) {
@@ -185,34 +173,6 @@ void bzero(void *d, size_t n)
     ENTER();
     n_bzero(d, n);
     LEAVE();
-}
-void *__memcpy_chk(void *d, const void *s, size_t n, size_t dl)
-{
-    ENTER();
-    void *r = n_memcpy_chk(d, s, n, dl);
-    LEAVE();
-    return r;
-}
-void *__mempcpy_chk(void *d, const void *s, size_t n, size_t dl)
-{
-    ENTER();
-    void *r = n_mempcpy_chk(d, s, n, dl);
-    LEAVE();
-    return r;
-}
-void *__memmove_chk(void *d, const void *s, size_t n, size_t dl)
-{
-    ENTER();
-    void *r = n_memmove_chk(d, s, n, dl);
-    LEAVE();
-    return r;
-}
-void *__memset_chk(void *d, int c, size_t n, size_t dl)
-{
-    ENTER();
-    void *r = n_memset_chk(d, c, n, dl);
-    LEAVE();
-    return r;
 }
 
 static void *next(const char *name)
@@ -234,28 +194,15 @@ static void resolve_next(void)
         fprintf(stderr, "reentry: libcachecopy_preload is not loaded (is LD_PRELOAD set?)\n");
         exit(2);
     }
-    n_mempcpy = (cpy_fn)next("mempcpy");
-    n_memmove = (cpy_fn)next("memmove");
-    n_memset = (set_fn)next("memset");
-    n_bzero = (bzero_fn)next("bzero");
-    n_memcpy_chk = (cpy_chk_fn)next("__memcpy_chk");
-    n_mempcpy_chk = (cpy_chk_fn)next("__mempcpy_chk");
-    n_memmove_chk = (cpy_chk_fn)next("__memmove_chk");
-    n_memset_chk = (set_chk_fn)next("__memset_chk");
-    n_memcpy = (cpy_fn)next("memcpy");
+#define RESOLVE_NEXT(name, type, var) n_##var = (type)next(#name);
+    EXPORTS(RESOLVE_NEXT)
 }
 
+/* The tests call the wrappers. */
 static void resolve_all(void)
 {
-    f_memcpy = memcpy;
-    f_mempcpy = mempcpy;
-    f_memmove = memmove;
-    f_memset = memset;
-    f_bzero = bzero;
-    f_memcpy_chk = __memcpy_chk;
-    f_mempcpy_chk = __mempcpy_chk;
-    f_memmove_chk = __memmove_chk;
-    f_memset_chk = __memset_chk;
+#define WRAPPER(name, type, var) f_##var = name;
+    EXPORTS(WRAPPER)
 }
 #endif
 
