@@ -187,21 +187,37 @@ def main():
     roots |= {
         s for s, n in funcs if OURS.search(n) and not n.endswith("@plt") and not EXEMPT.search(n)
     }
-    seen, todo, panics, exempt = set(roots), list(roots), set(), set()
-    parent = {r: None for r in roots}
-    while todo:
-        f = todo.pop()
-        for g in edges.get(f, ()):
-            if PANIC.search(names[g]):
-                panics.add(g)
-                continue
-            if EXEMPT.search(names[g]):
-                exempt.add(g)
-                continue
-            if g not in seen:
-                seen.add(g)
-                parent[g] = f
-                todo.append(g)
+
+    def walk(roots, stop):
+        """Every function `roots` reach through `edges`, with the one each was first reached
+        from (`parent`); a function `stop` is true of is not entered."""
+        seen, todo, parent = set(roots), list(roots), {r: None for r in roots}
+        while todo:
+            f = todo.pop()
+            for g in edges.get(f, ()):
+                if not stop(g) and g not in seen:
+                    seen.add(g)
+                    parent[g] = f
+                    todo.append(g)
+        return seen, parent
+
+    def report(seen, parent, found, label):
+        """Prints every function of `seen` with findings in `found`, the chain that reaches it
+        and its findings; whether there was one."""
+        for f in sorted(seen & found.keys()):
+            chain, g = [], f
+            while g is not None:
+                chain.append(names[g])
+                g = parent[g]
+            print(f"{label}: {names[f]} (reached from {' <- '.join(chain[1:]) or 'a root'}):")
+            for r in found[f]:
+                print(f"    {r}")
+        return bool(seen & found.keys())
+
+    seen, parent = walk(roots, lambda g: PANIC.search(names[g]) or EXEMPT.search(names[g]))
+    called = {g for f in seen for g in edges.get(f, ())}
+    panics = {g for g in called if PANIC.search(names[g])}
+    exempt = {g for g in called if EXEMPT.search(names[g]) and not PANIC.search(names[g])}
 
     print(f"check_calls: {lib}: {len(funcs)} functions, {len(roots)} roots "
           f"(the exported functions, cachecopy's and the preload's own), {len(seen)} reachable")
@@ -209,43 +225,15 @@ def main():
           f"{len(panics)}: " + ", ".join(sorted({names[p] for p in panics})))
     print(f"check_calls: calibration entry points reachable (not followed; their calls take the "
           f"fallback): " + ", ".join(sorted({names[p] for p in exempt})))
-    failed = False
-    for f in sorted(seen):
-        if f in bad:
-            failed = True
-            chain, g = [], f
-            while g is not None:
-                chain.append(names[g])
-                g = parent[g]
-            print(f"FAIL: {names[f]} (reached from {' <- '.join(chain[1:]) or 'a root'}):")
-            for r in bad[f]:
-                print(f"    {r}")
-    if failed:
+    if report(seen, parent, bad, "FAIL"):
         sys.exit("check_calls: the library calls a function it exports (it would recurse)")
     # The call path: the same walk without the constructor and destructor.
     path_roots = {r for r in roots if not ONCE.search(names[r])}
-    seen2, todo = set(path_roots), list(path_roots)
-    parent2 = {r: None for r in path_roots}
-    while todo:
-        f = todo.pop()
-        for g in edges.get(f, ()):
-            if PANIC.search(names[g]) or EXEMPT.search(names[g]) or ONCE.search(names[g]):
-                continue
-            if g not in seen2:
-                seen2.add(g)
-                parent2[g] = f
-                todo.append(g)
-    for f in sorted(seen2):
-        if f in forbidden:
-            failed = True
-            chain, g = [], f
-            while g is not None:
-                chain.append(names[g])
-                g = parent2[g]
-            print(f"FAIL (call path): {names[f]} (reached from {' <- '.join(chain[1:]) or 'a root'}):")
-            for r in forbidden[f]:
-                print(f"    {r}")
-    if failed:
+    seen2, parent2 = walk(
+        path_roots,
+        lambda g: PANIC.search(names[g]) or EXEMPT.search(names[g]) or ONCE.search(names[g]),
+    )
+    if report(seen2, parent2, forbidden, "FAIL (call path)"):
         sys.exit("check_calls: the call path allocates, locks or uses thread-local storage")
     total_forb = sum(len(r) for r in forbidden.values())
     print(f"check_calls: call path: {len(seen2)} functions, no allocator, lock, thread-local key, "
