@@ -34,42 +34,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure.h"
+
 #define MIB ((size_t)1 << 20)
 #define SLOT 1536
 #define HDR 42
 #define PAYLOAD 1472
 #define BATCH 64
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-/* A page-aligned buffer with every page written (no page fault in a timed run). */
-static unsigned char *buffer(size_t len, int byte)
-{
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("mmap");
-        exit(2);
-    }
-    memset(p, byte, len);
-    return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* A permutation of 0..n for round r: Fisher-Yates over SplitMix64 seeded with the round. */
 static void round_order(size_t *order, size_t n, size_t r)

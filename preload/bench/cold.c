@@ -22,38 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../capi/bench/measure.h"
+
 #define MIB ((size_t)1 << 20)
 typedef void *(*cpy_fn)(void *, const void *, size_t);
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static unsigned char *buffer(size_t len, int byte)
-{
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("mmap");
-        exit(2);
-    }
-    memset(p, byte, len); /* every page present before any timing */
-    return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next(void)
