@@ -21,15 +21,6 @@ pub struct IoVecMut<'a> {
     _life: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: `IoVec` is a `&[u8]` and `IoVecMut` a `&mut [u8]`, both `Send + Sync`.
-unsafe impl Send for IoVec<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for IoVec<'_> {}
-// SAFETY: as above.
-unsafe impl Send for IoVecMut<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for IoVecMut<'_> {}
-
 impl<'a> IoVec<'a> {
     /// A segment over `buf`.
     #[inline]
@@ -46,18 +37,6 @@ impl<'a> IoVec<'a> {
     pub fn as_slice(&self) -> &'a [u8] {
         // SAFETY: built from a `&'a [u8]` (or promised so by `from_raw_parts`).
         unsafe { core::slice::from_raw_parts(self.base, self.len) }
-    }
-
-    /// Segment length in bytes.
-    #[inline]
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the segment is empty.
-    #[inline]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// A segment from a raw `iov_base`/`iov_len` pair.
@@ -123,18 +102,6 @@ impl<'a> IoVecMut<'a> {
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: built from a `&'a mut [u8]`; `&mut self` is exclusive.
         unsafe { core::slice::from_raw_parts_mut(self.base, self.len) }
-    }
-
-    /// Segment length in bytes.
-    #[inline]
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the segment is empty.
-    #[inline]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// A segment from a raw `iov_base`/`iov_len` pair.
@@ -257,14 +224,14 @@ pub struct BioVecMut<'a> {
     _life: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: shared and exclusive byte borrows respectively, like `IoVec`/`IoVecMut`.
-unsafe impl Send for BioVec<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for BioVec<'_> {}
-// SAFETY: as above.
-unsafe impl Send for BioVecMut<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for BioVecMut<'_> {}
+/// Panics unless `len` bytes at `offset` lie within `page` bytes of page memory.
+#[inline]
+#[track_caller]
+fn check_bvec(offset: usize, len: usize, page: usize) {
+    if offset.checked_add(len).is_none_or(|end| end > page) {
+        bad_bvec(offset, len, page);
+    }
+}
 
 #[cold]
 #[track_caller]
@@ -280,9 +247,7 @@ impl<'a> BioVec<'a> {
     #[inline]
     #[track_caller]
     pub fn new(page: &'a [u8], offset: usize, len: usize) -> Self {
-        if offset.checked_add(len).is_none_or(|end| end > page.len()) {
-            bad_bvec(offset, len, page.len());
-        }
+        check_bvec(offset, len, page.len());
         BioVec {
             page: page.as_ptr(),
             offset,
@@ -312,24 +277,6 @@ impl<'a> BioVec<'a> {
         self.page
     }
 
-    /// Offset of the bytes in the page.
-    #[inline]
-    pub const fn offset(&self) -> usize {
-        self.offset
-    }
-
-    /// Segment length in bytes.
-    #[inline]
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the segment is empty.
-    #[inline]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The bytes.
     #[inline]
     pub fn as_slice(&self) -> &'a [u8] {
@@ -346,9 +293,7 @@ impl<'a> BioVecMut<'a> {
     #[inline]
     #[track_caller]
     pub fn new(page: &'a mut [u8], offset: usize, len: usize) -> Self {
-        if offset.checked_add(len).is_none_or(|end| end > page.len()) {
-            bad_bvec(offset, len, page.len());
-        }
+        check_bvec(offset, len, page.len());
         BioVecMut {
             page: page.as_mut_ptr(),
             offset,
@@ -378,24 +323,6 @@ impl<'a> BioVecMut<'a> {
         self.page
     }
 
-    /// Offset of the bytes in the page.
-    #[inline]
-    pub const fn offset(&self) -> usize {
-        self.offset
-    }
-
-    /// Segment length in bytes.
-    #[inline]
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the segment is empty.
-    #[inline]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The bytes, writable.
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
@@ -404,18 +331,53 @@ impl<'a> BioVecMut<'a> {
     }
 }
 
-/// `Debug` for the segment types: the name and the address and length fields, never the bytes.
-macro_rules! debug_fields {
-    ($($ty:ident: $($field:ident),+;)+) => {$(
+/// What the segment types share, written once: `Send` and `Sync` (`IoVec` and `BioVec` are a
+/// `&[u8]`, `IoVecMut` and `BioVecMut` a `&mut [u8]`, all `Send + Sync`); `Debug`, the name and
+/// the address, offset and length fields, never the bytes; and a getter for each field but the
+/// address (`len`, and the page segments' `offset`), with `is_empty`.
+macro_rules! shared {
+    ($($ty:ident: $addr:ident $(, $field:ident)+;)+) => {$(
+        // SAFETY: a shared or an exclusive byte borrow (above).
+        unsafe impl Send for $ty<'_> {}
+        // SAFETY: as above.
+        unsafe impl Sync for $ty<'_> {}
+
         impl fmt::Debug for $ty<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($ty))$(.field(stringify!($field), &self.$field))+.finish()
+                f.debug_struct(stringify!($ty))
+                    .field(stringify!($addr), &self.$addr)
+                    $(.field(stringify!($field), &self.$field))+
+                    .finish()
+            }
+        }
+
+        impl $ty<'_> {
+            $(shared!(@get $field);)+
+
+            /// Whether the segment is empty.
+            #[inline]
+            pub const fn is_empty(&self) -> bool {
+                self.len == 0
             }
         }
     )+};
+    (@get offset) => {
+        /// Offset of the bytes in the page.
+        #[inline]
+        pub const fn offset(&self) -> usize {
+            self.offset
+        }
+    };
+    (@get len) => {
+        /// Segment length in bytes.
+        #[inline]
+        pub const fn len(&self) -> usize {
+            self.len
+        }
+    };
 }
 
-debug_fields! {
+shared! {
     IoVec: base, len;
     IoVecMut: base, len;
     BioVec: page, offset, len;
