@@ -104,29 +104,16 @@ unsafe fn forward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
     unsafe {
         let first = V::load(src);
         let last = len - 4 * w;
-        let t0 = V::load(src.add(last));
-        let t1 = V::load(src.add(last + w));
-        let t2 = V::load(src.add(last + 2 * w));
-        let t3 = V::load(src.add(last + 3 * w));
+        let tail = load4::<V>(src, last);
         // From the destination itself when it is aligned (the first register is then the
         // loop's first store, not stored twice), else from the first aligned offset past it.
         let mis = dst as usize & (w - 1);
         let mut off = if mis == 0 { 0 } else { w - mis };
         while off < last {
-            let a = V::load(src.add(off));
-            let b = V::load(src.add(off + w));
-            let c = V::load(src.add(off + 2 * w));
-            let d = V::load(src.add(off + 3 * w));
-            a.store_aligned(dst.add(off));
-            b.store_aligned(dst.add(off + w));
-            c.store_aligned(dst.add(off + 2 * w));
-            d.store_aligned(dst.add(off + 3 * w));
+            store4::<true, V>(load4(src, off), dst, off);
             off += 4 * w;
         }
-        t0.store(dst.add(last));
-        t1.store(dst.add(last + w));
-        t2.store(dst.add(last + 2 * w));
-        t3.store(dst.add(last + 3 * w));
+        store4::<false, V>(tail, dst, last);
         if mis != 0 {
             first.store(dst);
         }
@@ -149,10 +136,7 @@ unsafe fn backward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
     // last `w`) were loaded first. The head covers `0..4w` (the loop stops at `end <= 4w`), the
     // tail `len - w..len` (above the first `end`).
     unsafe {
-        let h0 = V::load(src);
-        let h1 = V::load(src.add(w));
-        let h2 = V::load(src.add(2 * w));
-        let h3 = V::load(src.add(3 * w));
+        let head = load4::<V>(src, 0);
         let tail = V::load(src.add(len - w));
         // As `forward`: when the destination's end is aligned the loop's first block ends
         // there, and the last register is not stored twice.
@@ -160,22 +144,52 @@ unsafe fn backward<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
         let mut end = len - mis;
         while end > 4 * w {
             end -= 4 * w;
-            let a = V::load(src.add(end));
-            let b = V::load(src.add(end + w));
-            let c = V::load(src.add(end + 2 * w));
-            let d = V::load(src.add(end + 3 * w));
-            a.store_aligned(dst.add(end));
-            b.store_aligned(dst.add(end + w));
-            c.store_aligned(dst.add(end + 2 * w));
-            d.store_aligned(dst.add(end + 3 * w));
+            store4::<true, V>(load4(src, end), dst, end);
         }
         if mis != 0 {
             tail.store(dst.add(len - w));
         }
-        h0.store(dst);
-        h1.store(dst.add(w));
-        h2.store(dst.add(2 * w));
-        h3.store(dst.add(3 * w));
+        store4::<false, V>(head, dst, 0);
+    }
+}
+
+/// Four consecutive registers at `src + off`, loaded in address order.
+///
+/// # Safety
+/// `src + off..src + off + 4 * V::BYTES` readable; the backend's features present.
+#[inline(always)]
+unsafe fn load4<V: Vector>(src: *const u8, off: usize) -> [V; 4] {
+    let w = V::BYTES;
+    // SAFETY: the four loads lie in the readable range (caller).
+    unsafe {
+        [
+            V::load(src.add(off)),
+            V::load(src.add(off + w)),
+            V::load(src.add(off + 2 * w)),
+            V::load(src.add(off + 3 * w)),
+        ]
+    }
+}
+
+/// Stores `v` at `dst + off..dst + off + 4 * V::BYTES` in address order, with aligned stores
+/// when `ALIGNED`.
+///
+/// # Safety
+/// That range writable, `dst + off` aligned to `V::BYTES` when `ALIGNED`; the backend's
+/// features present.
+#[inline(always)]
+unsafe fn store4<const ALIGNED: bool, V: Vector>(v: [V; 4], dst: *mut u8, off: usize) {
+    for (i, r) in v.into_iter().enumerate() {
+        // SAFETY: register `i` lies in the writable range (caller), aligned when `dst + off` is
+        // since `V::BYTES` is the alignment.
+        unsafe {
+            let p = dst.add(off + i * V::BYTES);
+            if ALIGNED {
+                r.store_aligned(p)
+            } else {
+                r.store(p)
+            }
+        }
     }
 }
 
