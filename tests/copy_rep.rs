@@ -82,11 +82,7 @@ fn string_move_copies_match_the_reference() {
     let mut dst = Vec::new();
     // Under Miri (which interprets every byte): 16 KiB + 5 for the 3 MiB (four pages, many
     // loop iterations past the streaming cut-over, an odd tail).
-    let large = if miri() {
-        (16 << 10) + 5
-    } else {
-        (3 << 20) + 5
-    };
+    let large = scaled((3 << 20) + 5, (16 << 10) + 5);
     let src = pattern(large + 64, 9);
     for &b in Backend::supported() {
         for len in [4095, large] {

@@ -42,11 +42,7 @@ fn string_store_fills_match_the_reference() {
     set_fill_rep_threshold(usize::MAX);
     let mut dst = Vec::new();
     // Under Miri (which interprets every byte): 64 KiB for the 3 MiB.
-    let large = if miri() {
-        (64 << 10) + 5
-    } else {
-        (3 << 20) + 5
-    };
+    let large = scaled((3 << 20) + 5, (64 << 10) + 5);
     for &b in Backend::supported() {
         for len in [4095, large] {
             check_fill(b, Mode::Temporal, 7, len, 0xa5, &mut dst);

@@ -7,26 +7,19 @@
 mod common;
 
 use cachecopy::Mode;
-use common::{all_bytes, guarded_pair, miri, pattern, Guarded, CANARY};
+use common::{all_bytes, cases, guarded_pair, miri, pattern, Guarded, CANARY};
 
 /// The lengths: all of them natively; under Miri every inline class boundary and the table's
 /// first sizes past them.
 fn lens() -> Vec<usize> {
-    if miri() {
-        let mut v: Vec<usize> = (0..=34).collect();
-        v.extend([47, 63, 64, 65, 127, 128, 129, 1023, 1024]);
-        v
-    } else {
-        (0..=1024).collect()
-    }
+    cases(
+        0..=1024,
+        (0..=34).chain([47, 63, 64, 65, 127, 128, 129, 1023, 1024]),
+    )
 }
 
 fn offsets() -> Vec<usize> {
-    if miri() {
-        vec![0, 5, 63]
-    } else {
-        (0..64).collect()
-    }
+    cases(0..64, [0, 5, 63])
 }
 
 /// The copy entry points, one per index.

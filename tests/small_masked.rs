@@ -13,7 +13,7 @@
 mod common;
 
 use cachecopy::{Mode, Small};
-use common::{miri, pattern, Guarded, CANARY};
+use common::{cases, miri, pattern, Guarded, CANARY};
 
 /// Sets the field before anything in this process detects the CPU (every test calls this
 /// first; they set the same value).
@@ -27,18 +27,73 @@ fn force_masked() {
 use common::runs_masked_small as runs_masked;
 
 fn lens() -> Vec<usize> {
-    if miri() {
-        vec![0, 1, 3, 4, 15, 16, 31, 32, 63, 64, 65]
-    } else {
-        (0..=130).collect()
-    }
+    cases(0..=130, [0, 1, 3, 4, 15, 16, 31, 32, 63, 64, 65])
 }
 
 fn gaps() -> Vec<usize> {
-    if miri() {
-        vec![0, 1, 63]
+    cases(0..64, [0, 1, 63])
+}
+
+/// `len` bytes of `d` `gap` bytes away from one guard page (the upper one when `at_end`), and
+/// the `gap` bytes between them and the guard, all set to the canary.
+fn destination(d: &mut Guarded, at_end: bool, len: usize, gap: usize) -> (&mut [u8], &mut [u8]) {
+    let buf = d.at(at_end, len + gap);
+    buf.fill(CANARY);
+    if at_end {
+        let (dst, pad) = buf.split_at_mut(len);
+        (pad, dst)
     } else {
-        (0..64).collect()
+        buf.split_at_mut(gap)
+    }
+}
+
+/// The copy entry points, one per index: `copy` with a mode known at compile time,
+/// `copy_raw` with a run-time one and `copy_raw_unfenced` (fenced here).
+fn copy_entry(entry: usize, dst: &mut [u8], src: &[u8]) {
+    let len = src.len();
+    assert_eq!(dst.len(), len);
+    // SAFETY (raw forms): live, disjoint buffers of `len` bytes; the unfenced form is fenced
+    // before anything reads the destination.
+    unsafe {
+        match entry {
+            0 => cachecopy::copy(dst, src, Mode::Temporal),
+            1 => cachecopy::copy_raw(
+                dst.as_mut_ptr(),
+                src.as_ptr(),
+                len,
+                std::hint::black_box(Mode::Auto),
+            ),
+            _ => {
+                cachecopy::copy_raw_unfenced(
+                    dst.as_mut_ptr(),
+                    src.as_ptr(),
+                    len,
+                    Mode::NonTemporal,
+                );
+                cachecopy::fence();
+            }
+        }
+    }
+}
+
+/// The fill entry points, as [`copy_entry`]'s.
+fn fill_entry(entry: usize, dst: &mut [u8], byte: u8) {
+    let len = dst.len();
+    // SAFETY: as in `copy_entry`.
+    unsafe {
+        match entry {
+            0 => cachecopy::fill(dst, byte, Mode::Temporal),
+            1 => cachecopy::fill_raw(
+                dst.as_mut_ptr(),
+                byte,
+                len,
+                std::hint::black_box(Mode::Auto),
+            ),
+            _ => {
+                cachecopy::fill_raw_unfenced(dst.as_mut_ptr(), byte, len, Mode::NonTemporal);
+                cachecopy::fence();
+            }
+        }
     }
 }
 
@@ -62,70 +117,15 @@ fn sweep() {
                 src.copy_from_slice(&want);
                 let src: &[u8] = src;
                 for entry in 0..3 {
-                    let dbuf = d.at(d_end, len + gap);
-                    dbuf.fill(CANARY);
-                    let (pad, dst) = if d_end {
-                        let (dst, pad) = dbuf.split_at_mut(len);
-                        (pad, dst)
-                    } else {
-                        dbuf.split_at_mut(gap)
-                    };
-                    // SAFETY (raw forms): live, disjoint buffers of `len` bytes; the unfenced
-                    // form is fenced before the check.
-                    unsafe {
-                        match entry {
-                            0 => cachecopy::copy(dst, src, Mode::Temporal),
-                            1 => cachecopy::copy_raw(
-                                dst.as_mut_ptr(),
-                                src.as_ptr(),
-                                len,
-                                std::hint::black_box(Mode::Auto),
-                            ),
-                            _ => {
-                                cachecopy::copy_raw_unfenced(
-                                    dst.as_mut_ptr(),
-                                    src.as_ptr(),
-                                    len,
-                                    Mode::NonTemporal,
-                                );
-                                cachecopy::fence();
-                            }
-                        }
-                    }
+                    let (pad, dst) = destination(&mut d, d_end, len, gap);
+                    copy_entry(entry, dst, src);
                     assert_eq!(dst, &want[..], "copy {entry}: {len} B, gap {gap}");
                     assert!(pad.iter().all(|&b| b == CANARY), "copy {entry}: {len} B");
                 }
                 for entry in 0..3 {
-                    let dbuf = d.at(d_end, len + gap);
-                    dbuf.fill(CANARY);
-                    let (pad, dst) = if d_end {
-                        let (dst, pad) = dbuf.split_at_mut(len);
-                        (pad, dst)
-                    } else {
-                        dbuf.split_at_mut(gap)
-                    };
+                    let (pad, dst) = destination(&mut d, d_end, len, gap);
                     let byte = 0x5a ^ len as u8;
-                    // SAFETY: as above.
-                    unsafe {
-                        match entry {
-                            0 => cachecopy::fill(dst, byte, Mode::Temporal),
-                            1 => cachecopy::fill_raw(
-                                dst.as_mut_ptr(),
-                                byte,
-                                len,
-                                std::hint::black_box(Mode::Auto),
-                            ),
-                            _ => {
-                                cachecopy::fill_raw_unfenced(
-                                    dst.as_mut_ptr(),
-                                    byte,
-                                    len,
-                                    Mode::NonTemporal,
-                                );
-                                cachecopy::fence();
-                            }
-                        }
-                    }
+                    fill_entry(entry, dst, byte);
                     assert!(dst.iter().all(|&b| b == byte), "fill {entry}: {len} B");
                     assert!(pad.iter().all(|&b| b == CANARY), "fill {entry}: {len} B");
                 }

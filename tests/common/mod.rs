@@ -209,6 +209,28 @@ pub fn miri() -> bool {
     cfg!(miri)
 }
 
+/// `native`, or the smaller `under_miri` under Miri (which interprets every instruction).
+pub fn scaled<T>(native: T, under_miri: T) -> T {
+    if miri() {
+        under_miri
+    } else {
+        native
+    }
+}
+
+/// The cases a table runs: `all` natively, the few `under_miri` under Miri (which interprets
+/// every instruction).
+pub fn cases<T>(
+    all: impl IntoIterator<Item = T>,
+    under_miri: impl IntoIterator<Item = T>,
+) -> Vec<T> {
+    if miri() {
+        under_miri.into_iter().collect()
+    } else {
+        all.into_iter().collect()
+    }
+}
+
 /// A command running `exe` (a binary built for the test target) through cargo's target runner
 /// when cargo used one (QEMU for the aarch64 suite), since a foreign binary cannot be executed
 /// directly.
