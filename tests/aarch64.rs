@@ -196,9 +196,9 @@ mod aarch64 {
     /// only, when thinned) and at the multiples of 7, the first few otherwise.
     fn offsets(len: usize) -> (&'static [usize], &'static [usize]) {
         let all = if thinned() {
-            len % 7 == 0
+            len.is_multiple_of(7)
         } else {
-            len <= 300 || len % 7 == 0
+            len <= 300 || len.is_multiple_of(7)
         };
         if all {
             (DST_OFFSETS, SRC_OFFSETS)
@@ -215,19 +215,45 @@ mod aarch64 {
     const CANARY: u8 = 0xe5;
     const PAD: usize = 160;
 
-    /// The write operations under test, by name: every mode, and each flush instruction this CPU
-    /// has, through both `copy`/`fill` entry points.
-    fn ops() -> Vec<(String, Option<Mode>, Option<FlushOp>)> {
-        let mut v: Vec<_> = Mode::ALL
-            .into_iter()
-            .map(|m| (format!("{m:?}"), Some(m), None))
-            .collect();
-        v.extend(
-            cpu()
-                .flush_ops()
-                .map(|op| (format!("flush {op}"), None, Some(op))),
-        );
-        v
+    /// A write operation under test: a mode, or a flush instruction this CPU has, each through
+    /// its `copy`/`fill` entry point.
+    #[derive(Clone, Copy)]
+    enum Write {
+        Mode(Mode),
+        Flush(FlushOp),
+    }
+
+    impl Write {
+        /// Every mode, and each flush instruction this CPU has.
+        fn all() -> Vec<Write> {
+            let modes = Mode::ALL.into_iter().map(Write::Mode);
+            modes.chain(cpu().flush_ops().map(Write::Flush)).collect()
+        }
+
+        fn copy(self, backend: Backend, dst: &mut [u8], src: &[u8]) {
+            match self {
+                Write::Mode(m) => copy_with(backend, dst, src, m),
+                Write::Flush(op) => copy_with_flush(backend, op, dst, src),
+            }
+            .unwrap();
+        }
+
+        fn fill(self, backend: Backend, dst: &mut [u8], byte: u8) {
+            match self {
+                Write::Mode(m) => fill_with(backend, dst, byte, m),
+                Write::Flush(op) => fill_with_flush(backend, op, dst, byte),
+            }
+            .unwrap();
+        }
+    }
+
+    impl std::fmt::Display for Write {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match self {
+                Write::Mode(m) => write!(f, "{m:?}"),
+                Write::Flush(op) => write!(f, "flush {op}"),
+            }
+        }
     }
 
     /// Asserts `buf[off..off + len] == want` and every other byte still `CANARY`.
@@ -260,21 +286,15 @@ mod aarch64 {
         let src_buf: Vec<u8> = (0..max + 64).map(|i| (i * 131 + i / 251) as u8).collect();
         let mut dst_buf = vec![CANARY; max + 2 * PAD];
         for &backend in Backend::supported() {
-            for (name, mode, op) in ops() {
+            for write in Write::all() {
                 for &len in &lens {
                     let (dsts, srcs) = offsets(len);
                     for &d in dsts {
                         for &s in srcs {
                             let src = &src_buf[s..s + len];
-                            let dst = &mut dst_buf[d..d + len];
-                            let r = match (mode, op) {
-                                (Some(m), _) => copy_with(backend, dst, src, m),
-                                (_, Some(op)) => copy_with_flush(backend, op, dst, src),
-                                _ => unreachable!(),
-                            };
-                            r.unwrap();
+                            write.copy(backend, &mut dst_buf[d..d + len], src);
                             check(&dst_buf[..d + len + PAD], d, src, &|| {
-                                format!("copy {backend} {name} len {len} dst+{d} src+{s}")
+                                format!("copy {backend} {write} len {len} dst+{d} src+{s}")
                             });
                             dst_buf[d..d + len].fill(CANARY);
                         }
@@ -290,7 +310,7 @@ mod aarch64 {
         let max = *lens.iter().max().unwrap();
         let mut dst_buf = vec![CANARY; max + 2 * PAD];
         for &backend in Backend::supported() {
-            for (name, mode, op) in ops() {
+            for write in Write::all() {
                 for &len in &lens {
                     let dsts = if thinned() {
                         offsets(len).0
@@ -300,16 +320,10 @@ mod aarch64 {
                     for &d in dsts {
                         let byte = (len as u8) ^ 0x5a ^ (d as u8);
                         let byte = if byte == CANARY { 0 } else { byte };
-                        let dst = &mut dst_buf[d..d + len];
-                        let r = match (mode, op) {
-                            (Some(m), _) => fill_with(backend, dst, byte, m),
-                            (_, Some(op)) => fill_with_flush(backend, op, dst, byte),
-                            _ => unreachable!(),
-                        };
-                        r.unwrap();
+                        write.fill(backend, &mut dst_buf[d..d + len], byte);
                         let want = vec![byte; len];
                         check(&dst_buf[..d + len + PAD], d, &want, &|| {
-                            format!("fill {backend} {name} len {len} dst+{d} byte {byte:#x}")
+                            format!("fill {backend} {write} len {len} dst+{d} byte {byte:#x}")
                         });
                         dst_buf[d..d + len].fill(CANARY);
                     }
