@@ -8,7 +8,7 @@
 //! A leaf below every layer that reads them, so the kernels reach their two without an arrow
 //! climbing to the record that writes them ([`crate::dispatch::tune`]).
 
-use core::sync::atomic::{AtomicU8, AtomicUsize};
+use core::sync::atomic::AtomicUsize;
 
 /// Not yet initialised (also "never" for a threshold: no length reaches it).
 ///
@@ -38,12 +38,15 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
-/// Which short calls at the call site (`kernel::small`) run the masked class: [`MASKED_FILLS`]
-/// and [`MASKED_COPIES`] bits, from the record's `Small` (`dispatch::tune`); none before
-/// detection. Read relaxed on every short call: every value is correct on a CPU that runs the
-/// masked class (detection sets bits only there), so a call racing the store runs either.
-pub(crate) static SMALL: AtomicU8 = AtomicU8::new(0);
-/// [`SMALL`]'s bit for fills.
-pub(crate) const MASKED_FILLS: u8 = 1;
-/// [`SMALL`]'s bit for copies.
-pub(crate) const MASKED_COPIES: u8 = 2;
+/// Whether a short fill at the call site (`kernel::small`) takes the masked class: it does when
+/// its destination's offset in its 4 KiB page is below this bound. 0 (never) unless the
+/// record's `Small` chose masked fills on a CPU that runs them, then
+/// [`MASKED_FILL_WINDOWS`]: a 64-byte window at that offset stays in its page (a masked-off
+/// byte on the next page, were it not mapped, would cost a microcode assist). One load and one
+/// compare on every short fill, which is why the choice and the page test share it. Read
+/// relaxed: every value is correct on a CPU that runs the masked class (detection sets it only
+/// there), so a call racing the store runs either class.
+pub(crate) static MASKED_FILL_BELOW: AtomicUsize = AtomicUsize::new(0);
+/// [`MASKED_FILL_BELOW`] with masked fills on: the page offsets whose 64-byte window stays in
+/// the page.
+pub(crate) const MASKED_FILL_WINDOWS: usize = 4096 - 63;

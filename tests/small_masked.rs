@@ -1,10 +1,10 @@
-//! The masked small class (`Small::Masked`: one AVX-512 byte-masked load and store for 0 to 64
-//! bytes at the call site, `arch/x86_64/masked.rs`), forced on with `CACHECOPY_TUNE=small=masked`
-//! before the first call of this process, through every dispatched copy and fill entry point:
-//! every length 0..=130 (the class, its edge and the table past it) at every destination and
-//! source offset within 64 bytes of either guard page (a masked-off byte on a `PROT_NONE` page
-//! must neither fault nor be written), beside canaries; moves keep the plain classes and are
-//! checked at every distance too. Run twice:
+//! The masked small class (`Small::MaskedFills`: one AVX-512 byte-masked store for fills of 0 to
+//! 64 bytes at the call site, `arch/x86_64/masked.rs`), forced on with
+//! `CACHECOPY_TUNE=small=masked-fills` before the first call of this process, through every
+//! dispatched fill entry point: every length 0..=130 (the class, its edge and the table past it)
+//! at every destination offset within 64 bytes of either guard page (a masked-off byte on a
+//! `PROT_NONE` page must neither fault nor be written), beside canaries; copies and moves keep
+//! the plain classes and are checked the same way (moves at every distance). Run twice:
 //! - natively by `cargo test`: on a CPU without the masked class the field is refused and the
 //!   same sweep checks the plain classes;
 //! - under Bochs (AVX-512 F/BW/VL, BMI2) by `.ci/run`, where the ignored test asserts that the
@@ -21,7 +21,7 @@ fn force_masked() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     // No other thread of this process reads the environment before the `Once` completes:
     // every test waits on it first.
-    ONCE.call_once(|| std::env::set_var("CACHECOPY_TUNE", "small=masked"));
+    ONCE.call_once(|| std::env::set_var("CACHECOPY_TUNE", "small=masked-fills"));
 }
 
 use common::runs_masked_small as runs_masked;
@@ -157,7 +157,7 @@ fn sweep() {
 fn small_masked_classes() {
     force_masked();
     let want = if runs_masked() {
-        Small::Masked
+        Small::MaskedFills
     } else {
         Small::Plain
     };
@@ -174,7 +174,7 @@ fn small_masked_avx512() {
         "no masked class here: {:?}",
         cachecopy::cpu().features
     );
-    assert_eq!(cachecopy::tuning().small, Small::Masked);
+    assert_eq!(cachecopy::tuning().small, Small::MaskedFills);
     sweep();
     println!("cachecopy: AVX512 MASKED SMALL CLASSES EXERCISED");
 }

@@ -268,12 +268,17 @@ fn the_records_line_sets_every_choice_again() {
     assert_eq!(err, "");
     // The masked classes only where the CPU runs them; elsewhere the field is refused.
     let masks = common::runs_masked_small();
-    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked")]);
+    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked-fills")]);
     if masks {
-        assert!(got.ends_with(",small=masked"), "{got}");
+        assert!(got.ends_with(",small=masked-fills"), "{got}");
         assert_eq!(err, "");
     } else {
         assert!(got.ends_with(",small=plain"), "{got}");
-        assert!(err.contains("small=masked"), "{err}");
+        assert!(err.contains("small=masked-fills"), "{err}");
     }
+    // Copies never take masks: a value that asked for them is refused on every CPU, and the
+    // rule's own choice stays.
+    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked")]);
+    assert!(!got.ends_with(",small=masked"), "{got}");
+    assert!(err.contains("small=masked"), "{err}");
 }

@@ -1,19 +1,20 @@
-//! The masked small class: any length from 0 to 64 bytes as one AVX-512 byte-masked load and
-//! store (a fill: one masked store of a broadcast byte), with no compare between lengths.
+//! The masked small class: a fill of any length from 0 to 64 bytes as one AVX-512 byte-masked
+//! store of a broadcast byte, with no compare between lengths.
 //!
 //! Written as inline assembly so that it runs at a call site compiled for the baseline target:
 //! an intrinsic would need the caller to enable `avx512bw`, which a `#[target_feature]` function
 //! cannot give an `#[inline(always)]` entry point. Dispatch lets the call site take this path only
-//! on a CPU that runs it ([`runs`]; `threshold_cells::SMALL`). The assembly uses `zmm16` and `k1`, both declared clobbered: `zmm16`-`zmm31` are not
-//! part of the register state that SSE code shares with AVX (glibc's AVX-512 string functions
-//! use them for the same reason), so no `vzeroupper` is owed, and a caller compiled with
-//! AVX-512 sees both registers as clobbered like any call's.
+//! on a CPU that runs it ([`runs`]; `threshold_cells::MASKED_FILL_BELOW`). The assembly uses
+//! `zmm16` and `k1`, both declared clobbered: `zmm16`-`zmm31` are not part of the register
+//! state that SSE code shares with AVX (glibc's AVX-512 string functions use them for the same
+//! reason), so no `vzeroupper` is owed, and a caller compiled with AVX-512 sees both registers
+//! as clobbered like any call's.
 //!
-//! A masked-off byte is neither read nor written and never faults (the SDM's memory fault
-//! suppression), so the 64-byte window may reach past either buffer into an unmapped page. The
-//! CPU resolves such a suppressed fault with a microcode assist, far slower than the move, so
-//! [`crosses_page`] sends a window that leaves its 4 KiB page to the plain classes instead (as
-//! glibc's AVX-512 `memset` does for its masked store).
+//! A masked-off byte is neither written nor faults (the SDM's memory fault suppression), so the
+//! 64-byte window may reach past the buffer into an unmapped page. The
+//! CPU resolves such a suppressed fault with a microcode assist, far slower than the store, so
+//! the caller sends a window that leaves its 4 KiB page to the plain classes instead (as
+//! glibc's AVX-512 `memset` does for its masked store; `threshold_cells::MASKED_FILL_BELOW`).
 
 use core::arch::asm;
 
@@ -33,50 +34,6 @@ pub(crate) fn runs() -> bool {
     }
 }
 
-/// Whether a 64-byte window at `p` leaves `p`'s 4 KiB page.
-#[inline(always)]
-fn crosses(p: usize) -> bool {
-    (p ^ p.wrapping_add(63)) >= 4096
-}
-
-/// Whether the 64-byte window at `dst` or at `src` leaves its 4 KiB page (then a masked-off
-/// byte may lie on a page that is not mapped, and the masked move would take an assist).
-#[inline(always)]
-pub(crate) fn crosses_page(dst: *const u8, src: *const u8) -> bool {
-    crosses(dst as usize) | crosses(src as usize)
-}
-
-/// Copies `len <= 64` bytes with one masked load and one masked store; the ranges may overlap
-/// (every byte is loaded before the first is stored).
-///
-/// # Safety
-/// `len <= 64`; `src..src + len` readable and `dst..dst + len` writable (any pointers when
-/// `len == 0`); the CPU runs AVX-512 F and BW and BMI2.
-#[inline(always)]
-pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
-    debug_assert!(len <= 64);
-    // SAFETY: `bzhi` keeps the low `len` bits of all ones (all 64 when `len == 64`), so the
-    // load and the store touch exactly `src..src + len` and `dst..dst + len`, which the caller
-    // vouches for; masked-off bytes are not accessed and cannot fault. The CPU runs every
-    // instruction (caller). `zmm16` and `k1` are declared clobbered; the flags change (`bzhi`).
-    unsafe {
-        asm!(
-            "mov {m}, -1",
-            "bzhi {m}, {m}, {n}",
-            "kmovq k1, {m}",
-            "vmovdqu8 zmm16 {{k1}} {{z}}, zmmword ptr [{s}]",
-            "vmovdqu8 zmmword ptr [{d}] {{k1}}, zmm16",
-            m = out(reg) _,
-            n = in(reg) len,
-            s = in(reg) src,
-            d = in(reg) dst,
-            out("zmm16") _,
-            out("k1") _,
-            options(nostack),
-        );
-    }
-}
-
 /// Sets `len <= 64` bytes to `byte` with one masked store.
 ///
 /// # Safety
@@ -85,7 +42,10 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
 #[inline(always)]
 pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
     debug_assert!(len <= 64);
-    // SAFETY: as `copy`, for the store alone.
+    // SAFETY: `bzhi` keeps the low `len` bits of all ones (all 64 when `len == 64`), so the
+    // store touches exactly `dst..dst + len`, which the caller vouches for; masked-off bytes are
+    // not accessed and cannot fault. The CPU runs every instruction (caller). `zmm16` and `k1`
+    // are declared clobbered; the flags change (`bzhi`).
     unsafe {
         asm!(
             "vpbroadcastb zmm16, {b:e}",

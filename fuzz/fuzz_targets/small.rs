@@ -1,6 +1,6 @@
 //! The small calls (0-130 bytes, the call site's classes and the table just past them) with the
-//! masked class forced on (`CACHECOPY_TUNE=small=masked`; refused, so the plain classes, on a
-//! CPU that does not run it): copies, fills and moves at arbitrary offsets around a page
+//! masked fills forced on (`CACHECOPY_TUNE=small=masked-fills`; refused, so the plain classes,
+//! on a CPU that does not run them): copies, fills and moves at arbitrary offsets around a page
 //! boundary, with the mode a constant or a run-time value, against the reference, with
 //! canaries on both sides.
 #![no_main]
@@ -30,7 +30,7 @@ const PAGE: usize = 4096;
 fuzz_target!(
     init: {
         // Before the first call of this process detects the CPU.
-        std::env::set_var("CACHECOPY_TUNE", "small=masked");
+        std::env::set_var("CACHECOPY_TUNE", "small=masked-fills");
     },
     |c: Case| {
         let len = c.len as usize % 131;

@@ -346,11 +346,11 @@ pub(crate) fn publish(t: &Tuning, first: bool) -> &'static Kernels {
     // A masked class only where the CPU runs it (every writer's record was checked against
     // `MASKS`; this keeps a hand-built one honest too).
     let small = if MASKS.load(Ordering::Relaxed) {
-        t.small.bits()
+        t.small.fill_bound()
     } else {
         0
     };
-    threshold_cells::SMALL.store(small, Ordering::Relaxed);
+    threshold_cells::MASKED_FILL_BELOW.store(small, Ordering::Relaxed);
     t.store_thresholds(first);
     refresh_bounds();
     let n = SUPPORTED.load(Ordering::Relaxed);
@@ -380,7 +380,7 @@ pub fn tuning() -> Tuning {
         fill_nt: 0,
         rep_movsb: 0,
         fill_rep: 0,
-        small: Small::from_bits(threshold_cells::SMALL.load(Ordering::Relaxed)),
+        small: Small::from_fill_bound(threshold_cells::MASKED_FILL_BELOW.load(Ordering::Relaxed)),
     };
     t.load_thresholds();
     t

@@ -67,7 +67,7 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
     cpu.arch == "x86_64" && f.avx512f && f.avx512bw
 }
 
-/// How calls of 0 to 64 bytes are made at the call site, by CPU, each rule as wide as its runs
+/// How fills of 0 to 64 bytes are made at the call site, by CPU, each rule as wide as its runs
 /// (docs/small-calls.md, "Sizes that change every call"):
 ///
 /// - **Intel family 6 model 167 (run: family 6 model 167, docs/machines/intel-xeon-f6m167.md)**:
@@ -76,11 +76,12 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 ///   classes and matched or led glibc's `memset` (itself one masked store there) on every size
 ///   mix run. Masked copies led too where the source was not written just before, but a masked
 ///   load waits for the earlier stores into its page there, so a copy out of a header just
-///   built on the stack ran slower than glibc's `memcpy`: copies keep the plain classes.
+///   built on the stack ran slower than glibc's `memcpy`: copies keep the plain classes, with
+///   no test for masks on their path.
 /// - **Every other CPU**: [`Small::Plain`]. The other AVX-512 CPUs met (Intel model 207, AMD
 ///   Zen 4) have no run of the masked class; glibc's and AMD LibMem's masked classes led ours
 ///   on Zen 4's size mixes, so masks may win there too, but no run of this code says so.
-///   `CACHECOPY_TUNE=small=masked-fills` (or `masked`) tries it on any CPU that runs it.
+///   `CACHECOPY_TUNE=small=masked-fills` tries it on any CPU that runs it.
 fn default_small(cpu: &Cpu) -> Small {
     if masked_small(cpu) && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
         Small::MaskedFills

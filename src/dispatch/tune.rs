@@ -23,7 +23,7 @@ use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
 use crate::threshold_cells::{
-    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_COPIES, MASKED_FILLS, REP_MOVSB, UNSET,
+    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_FILL_WINDOWS, REP_MOVSB, UNSET,
 };
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
@@ -99,13 +99,12 @@ pub struct Tuning {
     pub rep_movsb: usize,
     /// From this many bytes `Temporal` fills use x86 `rep stosb` (`fill_rep=`).
     pub fill_rep: usize,
-    /// How calls of 0 to 64 bytes are made at the call site (`small=plain`, `masked-fills` or
-    /// `masked`).
+    /// How fills of 0 to 64 bytes are made at the call site (`small=plain` or `masked-fills`).
     pub small: Small,
 }
 
-/// How the dispatched entry points move 0 to 64 bytes at the call site (`copy_raw`, `fill_raw`
-/// and every entry built on them; moves always take the plain classes): see
+/// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
+/// entry built on it; copies and moves always take the plain classes): see
 /// `docs/small-calls.md` for the runs behind each CPU's choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -116,47 +115,43 @@ pub enum Small {
     Plain,
     /// Fills take one AVX-512 byte-masked store for every length from 0 to 64 bytes (no
     /// compare between those lengths, so nothing to mispredict when the size changes every
-    /// call); copies keep the plain classes. Needs AVX-512 F and BW and BMI2; inline assembly
-    /// at the call site, so the caller needs no target feature.
+    /// call); copies keep the plain classes (a masked load waits for earlier stores into its
+    /// page, so a copy out of bytes just written, a header built on the stack, ran slower).
+    /// Needs AVX-512 F and BW and BMI2; inline assembly at the call site, so the caller needs
+    /// no target feature.
     MaskedFills,
-    /// As [`Small::MaskedFills`], and copies take one masked load and store. A masked load
-    /// waits for earlier stores into its page to complete on some CPUs, so a copy out of bytes
-    /// written just before (a header built on the stack) can be slower than the plain classes.
-    Masked,
 }
 
 impl Small {
-    /// `"plain"`, `"masked-fills"` or `"masked"`, as `CACHECOPY_TUNE`'s `small=` spells them.
+    /// `"plain"` or `"masked-fills"`, as `CACHECOPY_TUNE`'s `small=` spells them.
     pub fn name(self) -> &'static str {
         match self {
             Small::Plain => "plain",
             Small::MaskedFills => "masked-fills",
-            Small::Masked => "masked",
         }
     }
 
     /// The choice with this name (ASCII case ignored).
     pub fn from_name(name: &str) -> Option<Small> {
-        [Small::Plain, Small::MaskedFills, Small::Masked]
+        [Small::Plain, Small::MaskedFills]
             .into_iter()
             .find(|s| s.name().eq_ignore_ascii_case(name))
     }
 
-    /// The `threshold_cells::SMALL` bits of this choice.
-    pub(crate) fn bits(self) -> u8 {
+    /// The `threshold_cells::MASKED_FILL_BELOW` bound of this choice.
+    pub(crate) fn fill_bound(self) -> usize {
         match self {
             Small::Plain => 0,
-            Small::MaskedFills => MASKED_FILLS,
-            Small::Masked => MASKED_FILLS | MASKED_COPIES,
+            Small::MaskedFills => MASKED_FILL_WINDOWS,
         }
     }
 
-    /// The choice with these `threshold_cells::SMALL` bits.
-    pub(crate) fn from_bits(bits: u8) -> Small {
-        match bits {
-            0 => Small::Plain,
-            MASKED_FILLS => Small::MaskedFills,
-            _ => Small::Masked,
+    /// The choice with this `threshold_cells::MASKED_FILL_BELOW` bound.
+    pub(crate) fn from_fill_bound(bound: usize) -> Small {
+        if bound == 0 {
+            Small::Plain
+        } else {
+            Small::MaskedFills
         }
     }
 }
@@ -210,7 +205,7 @@ pub(crate) struct Runs<'a> {
     pub(crate) backends: &'a [Backend],
     /// One bit per [`FlushOp::index`].
     pub(crate) flush: u8,
-    /// Whether this CPU runs the masked small class ([`Small::MaskedFills`], [`Small::Masked`]).
+    /// Whether this CPU runs the masked small class ([`Small::MaskedFills`]).
     pub(crate) masks: bool,
 }
 
@@ -267,7 +262,7 @@ impl fmt::Display for Expected<'_> {
                         .map(FlushOp::name),
                 )
             }
-            Kind::Small if self.1.masks => f.write_str("plain, masked-fills or masked"),
+            Kind::Small if self.1.masks => f.write_str("plain or masked-fills"),
             Kind::Small => f.write_str("plain (this CPU does not run the masked class)"),
         }
     }

@@ -17,10 +17,9 @@
 //! windows whose offsets are computed from the length rather than picked by compares (four
 //! 4-byte words for 4-15 bytes, three bytes below 4, a pair of registers up to `2W`, four up to
 //! `4W`), every register loaded before the first store. Where the per-CPU record says so
-//! (`dispatch::tune::Small`, an AVX-512 CPU measured to gain from it), fills (and, asked for, copies)
-//! take one byte-masked move instead, with no compare between lengths at all
-//! (`arch::x86_64::masked`, inline assembly, so the call site needs no target feature); moves
-//! never do. docs/small-calls.md, "Sizes that change every call", has the runs.
+//! (`dispatch::tune::Small`, an AVX-512 CPU measured to gain from it), fills take one byte-masked
+//! store instead, with no compare between lengths at all (`arch::x86_64::masked`, inline
+//! assembly, so the call site needs no target feature); copies and moves never do. docs/small-calls.md, "Sizes that change every call", has the runs.
 //!
 //! The inline path stops at four registers because that is where it stops needing no more
 //! stores than the widest register behind the table: past it SSE2 needs twice the stores of
@@ -61,10 +60,12 @@ cfg_if::cfg_if! {
 pub(crate) const MAX: usize = 4 * Base::BYTES;
 const _: () = assert!(MAX < STREAM_MIN);
 
-/// Whether this call takes the masked class (`arch::masked`): where the record's `Small` sets
-/// `bit` of `threshold_cells::SMALL` (only ever on a CPU that runs it) and neither 64-byte
-/// window leaves its page. Only on x86_64 builds with vector registers, not under Miri (which
-/// runs no assembly).
+/// Whether this fill takes the masked class (`arch::masked`): one compare of the destination's
+/// offset in its 4 KiB page with the published bound (`threshold_cells::MASKED_FILL_BELOW`),
+/// which is 0 unless the record's `Small` chose masked fills on a CPU that runs them, and
+/// otherwise keeps every 64-byte window inside its page. One load and one compare: this test is
+/// on every short fill of every CPU. Only on x86_64 builds with vector registers, not under
+/// Miri (which runs no assembly).
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "sse2",
@@ -72,34 +73,22 @@ const _: () = assert!(MAX < STREAM_MIN);
     not(miri)
 ))]
 #[inline(always)]
-fn masked(bit: u8, dst: *const u8, src: *const u8) -> bool {
-    crate::threshold_cells::SMALL.load(core::sync::atomic::Ordering::Relaxed) & bit != 0
-        && !crate::arch::masked::crosses_page(dst, src)
+fn masked_fill(dst: *const u8) -> bool {
+    (dst as usize & 4095)
+        < crate::threshold_cells::MASKED_FILL_BELOW.load(core::sync::atomic::Ordering::Relaxed)
 }
 
-/// Copies `len <= MAX` bytes: one masked move where the record says so ([`masked`]), else the
-/// baseline register's straight-line classes.
+/// Copies `len <= MAX` bytes with the baseline register's straight-line classes. Copies never
+/// take the masked class: a masked load waits for earlier stores into its page, and the test
+/// for it cost every plain copy (docs/small-calls.md, "Fixed sizes and mixes").
 ///
 /// # Safety
 /// `src..src + len` readable, `dst..dst + len` writable, the two not overlapping; `len <= MAX`.
 #[inline(always)]
 pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len <= MAX);
-    // SAFETY: forwarded contract; the masked move only where the CPU runs it (`masked`), for
-    // `len <= MAX = 64`; `Base` needs no target feature beyond the target's baseline, and with
-    // `len <= 4 * W` `temporal` takes only its loop-free classes.
-    unsafe {
-        #[cfg(all(
-            target_arch = "x86_64",
-            target_feature = "sse2",
-            not(cachecopy_integer_only),
-            not(miri)
-        ))]
-        if masked(crate::threshold_cells::MASKED_COPIES, dst, src) {
-            return crate::arch::masked::copy(dst, src, len);
-        }
-        classes(dst, Mem(src), len)
-    }
+    // SAFETY: forwarded contract; `Base` needs no target feature beyond the target's baseline.
+    unsafe { classes(dst, Mem(src), len) }
 }
 
 /// Moves `len <= MAX` bytes whose ranges may overlap (`memmove`), with the same classes as
@@ -116,19 +105,20 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
 pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len <= MAX);
     // SAFETY: as `copy`; overlap is allowed because every class loads before it stores (above).
-    // Moves keep the plain classes whatever the record says: a masked load waits for earlier
-    // stores into its page, and a move's source page is the one it last wrote.
     unsafe { classes(dst, Mem(src), len) }
 }
 
-/// Sets `len <= MAX` bytes to `byte` with the baseline register's straight-line classes.
+/// Sets `len <= MAX` bytes to `byte`: one masked store where the record says so
+/// ([`masked_fill`]), else the baseline register's straight-line classes.
 ///
 /// # Safety
 /// `dst..dst + len` writable; `len <= MAX`.
 #[inline(always)]
 pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
     debug_assert!(len <= MAX);
-    // SAFETY: as `copy`, with a splatted byte for a source.
+    // SAFETY: as `copy`, with a splatted byte for a source; the masked store only where the
+    // CPU runs it and its 64-byte window stays in the destination's page (`masked_fill`), for
+    // `len <= MAX = 64`.
     unsafe {
         #[cfg(all(
             target_arch = "x86_64",
@@ -136,7 +126,7 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
             not(cachecopy_integer_only),
             not(miri)
         ))]
-        if masked(crate::threshold_cells::MASKED_FILLS, dst, dst) {
+        if masked_fill(dst) {
             return crate::arch::masked::fill(dst, byte, len);
         }
         classes(dst, Splat(byte), len)
@@ -146,17 +136,22 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
 /// The plain classes for `len <= MAX = 4W` (`W` the baseline register's width), with few
 /// compares, so that a size that changes every call has few to mispredict (LLVM libc's and
 /// glibc's classes, merged below 16 bytes where one overlapping shape covers several):
-/// - `W..=2W`: the first and the last register;
 /// - `2W..=4W`: four registers at `0`, `W`, `len - 2W` and `len - W`;
+/// - `W..=2W`: the first and the last register;
 /// - `4..W`: four 4-byte words at `0`, `d`, `len - 4 - d` and `len - 4`, with
 ///   `d = (len / 8) * 4` computed, not branched on (8- and 4-byte pairs were one compare more,
 ///   which a fleet's mix of sizes, most of them below 16 bytes, mispredicts);
 /// - `1..4`: the bytes at `0`, `len / 2` and `len - 1`;
 /// - `0`: nothing.
 ///
+/// The compares in the order that mispredicts least on the fleets' size mixes (most calls below
+/// `2W`, few above): `len <= 2W` first, which also leaves the four registers one compare from
+/// the entry, then `len >= W`, then the short classes from the smallest up.
+///
 /// Every byte of `0..len` lies in one of the windows and every window lies in `0..len`; every
 /// class loads all it moves before its first store, so overlapping ranges move right too.
-/// docs/small-calls.md, "Sizes that change every call", has the runs behind each choice.
+/// docs/small-calls.md, "Sizes that change every call" and "Fixed sizes and mixes", has the runs
+/// behind each choice.
 ///
 /// # Safety
 /// As [`copy`] (overlap allowed), for any [`ByteSource`].
@@ -164,21 +159,39 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
 unsafe fn classes<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
     let w = Base::BYTES;
     debug_assert!(len <= 4 * w);
-    // SAFETY: (whole body) the pair lies in `0..len` for `W <= len <= 2W` and covers it; the
-    // four registers lie in it for `2W < len <= 4W` and cover it since `len - 2W <= 2W`. With
+    // SAFETY: (whole body) the four registers lie in `0..len` for `2W < len <= 4W` and cover it
+    // since `len - 2W <= 2W`; the pair lies in it for `W <= len <= 2W` and covers it. With
     // `4 <= len < W <= 16`, `d <= len - 4` (`d` is 0 below 8, 4 below 16), so every 4-byte
     // window lies in `0..len`, and `[0, d + 4)` with `[len - 4 - d, len)` covers it since
     // `len - 4 - d <= d + 4`. The bytes at `0`, `len / 2`, `len - 1` lie in `0..len` for
     // `len >= 1` and cover it for `len <= 3`.
     unsafe {
-        if len >= w {
-            if len <= 2 * w {
+        if len <= 2 * w {
+            if len >= w {
                 let a = src.vector::<Base>(0);
                 let e = src.vector::<Base>(len - w);
                 a.store(dst);
                 e.store(dst.add(len - w));
-                return;
+            } else if len == 0 {
+            } else if len < 4 {
+                let a = src.scalar::<u8>(0);
+                let b = src.scalar::<u8>(len / 2);
+                let c = src.scalar::<u8>(len - 1);
+                put(dst, 0, a);
+                put(dst, len / 2, b);
+                put(dst, len - 1, c);
+            } else {
+                let d = len / 8 * 4;
+                let a = src.scalar::<u32>(0);
+                let b = src.scalar::<u32>(d);
+                let c = src.scalar::<u32>(len - 4 - d);
+                let e = src.scalar::<u32>(len - 4);
+                put(dst, 0, a);
+                put(dst, d, b);
+                put(dst, len - 4 - d, c);
+                put(dst, len - 4, e);
             }
+        } else {
             let a = src.vector::<Base>(0);
             let b = src.vector::<Base>(w);
             let c = src.vector::<Base>(len - 2 * w);
@@ -187,23 +200,6 @@ unsafe fn classes<S: ByteSource>(dst: *mut u8, src: S, len: usize) {
             b.store(dst.add(w));
             c.store(dst.add(len - 2 * w));
             e.store(dst.add(len - w));
-        } else if len >= 4 {
-            let d = len / 8 * 4;
-            let a = src.scalar::<u32>(0);
-            let b = src.scalar::<u32>(d);
-            let c = src.scalar::<u32>(len - 4 - d);
-            let e = src.scalar::<u32>(len - 4);
-            put(dst, 0, a);
-            put(dst, d, b);
-            put(dst, len - 4 - d, c);
-            put(dst, len - 4, e);
-        } else if len != 0 {
-            let a = src.scalar::<u8>(0);
-            let b = src.scalar::<u8>(len / 2);
-            let c = src.scalar::<u8>(len - 1);
-            put(dst, 0, a);
-            put(dst, len / 2, b);
-            put(dst, len - 1, c);
         }
     }
 }

@@ -548,7 +548,7 @@ macro_rules! quick {
     };
 }
 
-/// Whether this CPU runs the masked small class (`Small::MaskedFills`, `Small::Masked`):
+/// Whether this CPU runs the masked small class (`Small::MaskedFills`):
 /// AVX-512 F and BW (the AVX-512 backend, which a word-only build does not have) and BMI2, on
 /// x86_64, not under Miri.
 pub fn runs_masked_small() -> bool {
