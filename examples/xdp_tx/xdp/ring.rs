@@ -24,8 +24,9 @@ pub struct Desc {
 
 const _: () = assert!(std::mem::size_of::<Desc>() == std::mem::size_of::<libc::xdp_desc>());
 
-/// Where a ring lives: the pointers into it and whatever keeps that memory mapped.
-struct Raw<T> {
+/// Where a ring lives: the pointers into it and whatever keeps that memory mapped. Either end
+/// of the ring is made from one ([`Producer::new`], [`Consumer::new`]).
+pub struct RingMem<T> {
     producer: *const AtomicU32,
     consumer: *const AtomicU32,
     descs: *mut T,
@@ -33,12 +34,12 @@ struct Raw<T> {
     _owner: Arc<dyn Send + Sync>,
 }
 
-impl<T: Copy> Raw<T> {
+impl<T: Copy> RingMem<T> {
     /// # Safety
     /// `producer` and `consumer` point to aligned `u32`s and `descs` to `size` slots of `T`
     /// (`size` a power of two), all inside memory kept alive by `owner`, and nothing but the
     /// ring protocol (one producer, one consumer) touches them while it lives.
-    unsafe fn new(
+    pub unsafe fn new(
         producer: *const AtomicU32,
         consumer: *const AtomicU32,
         descs: *mut T,
@@ -49,7 +50,7 @@ impl<T: Copy> Raw<T> {
             size.is_power_of_two(),
             "ring size {size} is not a power of two"
         );
-        Raw {
+        RingMem {
             producer,
             consumer,
             descs,
@@ -76,7 +77,7 @@ impl<T: Copy> Raw<T> {
 
 /// The producing end: user space for TX and fill, the kernel for completion.
 pub struct Producer<T> {
-    raw: Raw<T>,
+    raw: RingMem<T>,
     /// Next index to hand out (published plus reserved).
     prod: u32,
     /// Last index stored to the shared producer word.
@@ -87,16 +88,8 @@ pub struct Producer<T> {
 
 impl<T: Copy> Producer<T> {
     /// # Safety
-    /// As `Raw::new`, and this is the only producer of the ring.
-    pub unsafe fn from_raw(
-        producer: *const AtomicU32,
-        consumer: *const AtomicU32,
-        descs: *mut T,
-        size: u32,
-        owner: Arc<dyn Send + Sync>,
-    ) -> Self {
-        // SAFETY: forwarded contract.
-        let raw = unsafe { Raw::new(producer, consumer, descs, size, owner) };
+    /// This is the only producer of the ring.
+    pub unsafe fn new(raw: RingMem<T>) -> Self {
         let prod = raw.producer().load(Ordering::Relaxed);
         let cons = raw.consumer().load(Ordering::Acquire);
         Producer {
@@ -167,7 +160,7 @@ impl<T: Copy> Producer<T> {
 
 /// The consuming end: the kernel for TX and fill, user space for completion.
 pub struct Consumer<T> {
-    raw: Raw<T>,
+    raw: RingMem<T>,
     cons: u32,
     /// Cached producer index.
     prod: u32,
@@ -175,16 +168,8 @@ pub struct Consumer<T> {
 
 impl<T: Copy> Consumer<T> {
     /// # Safety
-    /// As `Raw::new`, and this is the only consumer of the ring.
-    pub unsafe fn from_raw(
-        producer: *const AtomicU32,
-        consumer: *const AtomicU32,
-        descs: *mut T,
-        size: u32,
-        owner: Arc<dyn Send + Sync>,
-    ) -> Self {
-        // SAFETY: forwarded contract.
-        let raw = unsafe { Raw::new(producer, consumer, descs, size, owner) };
+    /// This is the only consumer of the ring.
+    pub unsafe fn new(raw: RingMem<T>) -> Self {
         let cons = raw.consumer().load(Ordering::Relaxed);
         let prod = raw.producer().load(Ordering::Acquire);
         Consumer { raw, cons, prod }
@@ -266,9 +251,7 @@ pub fn heap_ring<T: Copy + Default + Send + 'static>(
     // SAFETY: the index words and `size` slots live in `ring`, kept alive by both ends; one
     // producer and one consumer are made.
     unsafe {
-        (
-            Producer::from_raw(&ring.producer, &ring.consumer, descs, size, owner.clone()),
-            Consumer::from_raw(&ring.producer, &ring.consumer, descs, size, owner),
-        )
+        let mem = || RingMem::new(&ring.producer, &ring.consumer, descs, size, owner.clone());
+        (Producer::new(mem()), Consumer::new(mem()))
     }
 }

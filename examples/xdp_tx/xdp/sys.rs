@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use super::ring::{Consumer, Desc, Producer};
+use super::ring::{Consumer, Desc, Producer, RingMem};
 use super::tx::{Kick, TxPath, Umem};
 
 /// An mmapped region, unmapped on drop.
@@ -91,22 +91,8 @@ impl Kick for XskKick {
 impl XskKick {
     /// `XDP_STATISTICS`: the kernel's own counters for this socket.
     pub fn statistics(&self) -> io::Result<libc::xdp_statistics> {
-        // SAFETY: all-zero is a valid `xdp_statistics` (plain integers).
-        let mut st: libc::xdp_statistics = unsafe { std::mem::zeroed() };
-        let mut len = size_of::<libc::xdp_statistics>() as libc::socklen_t;
-        // SAFETY: `st` is writable for `len` bytes; the kernel writes at most that.
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_XDP,
-                libc::XDP_STATISTICS,
-                (&mut st as *mut libc::xdp_statistics).cast(),
-                &mut len,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // SAFETY: `xdp_statistics` is plain integers.
+        let (st, _) = unsafe { getsockopt(&self.fd, libc::SOL_XDP, libc::XDP_STATISTICS)? };
         Ok(st)
     }
 }
@@ -151,18 +137,78 @@ fn check(r: libc::c_int, what: &'static str) -> Result<(), OpenError> {
     Ok(())
 }
 
-fn set_u32(fd: &OwnedFd, opt: libc::c_int, v: u32, what: &'static str) -> Result<(), OpenError> {
-    // SAFETY: a `u32` option value of the right size.
+/// `setsockopt(fd, level, opt)` to `v`, passed with its size.
+///
+/// # Safety
+/// `v` is what the option expects (whatever memory it names stays valid as long as the option
+/// says).
+unsafe fn setsockopt<T>(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: &T,
+) -> io::Result<()> {
+    let len = size_of::<T>() as libc::socklen_t;
+    // SAFETY: `v` is readable for `len` bytes; what the option does with it is the caller's.
+    let r = unsafe { libc::setsockopt(fd.as_raw_fd(), level, opt, (v as *const T).cast(), len) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `getsockopt(fd, level, opt)` into a zeroed `T`: the value and how many bytes the kernel
+/// wrote.
+///
+/// # Safety
+/// `T` is plain integers (all-zero, and whatever bytes the kernel writes, are a valid `T`).
+unsafe fn getsockopt<T>(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+) -> io::Result<(T, usize)> {
+    // SAFETY: all-zero is a valid `T` (caller).
+    let mut v: T = unsafe { std::mem::zeroed() };
+    let mut len = size_of::<T>() as libc::socklen_t;
+    // SAFETY: `v` is writable for `len` bytes; the kernel writes at most that, a valid `T`
+    // whatever it writes (caller).
     let r = unsafe {
-        libc::setsockopt(
+        libc::getsockopt(
             fd.as_raw_fd(),
-            libc::SOL_XDP,
+            level,
             opt,
-            (&v as *const u32).cast(),
-            size_of::<u32>() as libc::socklen_t,
+            (&mut v as *mut T).cast(),
+            &mut len,
         )
     };
-    check(r, what)
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((v, len as usize))
+}
+
+fn set_u32(fd: &OwnedFd, opt: libc::c_int, v: u32, what: &'static str) -> Result<(), OpenError> {
+    // SAFETY: a `u32` option value.
+    unsafe { setsockopt(fd, libc::SOL_XDP, opt, &v) }.map_err(|e| OpenError::Failed(what, e))
+}
+
+/// The ring of `size` slots of `T` in `map` at the kernel's offsets `off` for it.
+///
+/// # Safety
+/// `off` are the offsets the kernel gave for `map`, which is long enough for the index words
+/// and `size` slots; nothing but the ring protocol touches them.
+unsafe fn ring_mem<T: Copy>(map: &Arc<Mmap>, off: &libc::xdp_ring_offset, size: u32) -> RingMem<T> {
+    let at = |o: u64| map.ptr.wrapping_add(o as usize);
+    // SAFETY: the caller's contract; `Arc` keeps the mapping alive for the ring.
+    unsafe {
+        RingMem::new(
+            at(off.producer).cast::<AtomicU32>(),
+            at(off.consumer).cast::<AtomicU32>(),
+            at(off.desc).cast::<T>(),
+            size,
+            map.clone(),
+        )
+    }
 }
 
 /// Opens an AF_XDP socket on `ifname` queue 0 in copy mode (`XDP_COPY`: the generic, skb
@@ -191,19 +237,9 @@ pub fn open(ifname: &str, cfg: XskConfig) -> Result<TxPath<XskKick>, OpenError> 
         flags: 0,
         tx_metadata_len: 0,
     };
-    // SAFETY: `reg` is a complete `xdp_umem_reg` of the size passed; the UMEM it names stays
-    // mapped while the socket lives (the `TxPath` drops the socket before the UMEM).
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            libc::XDP_UMEM_REG,
-            (&reg as *const libc::xdp_umem_reg).cast(),
-            size_of::<libc::xdp_umem_reg>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
+    // SAFETY: `reg` is a complete `xdp_umem_reg`; the UMEM it names stays mapped while the
+    // socket lives (the `TxPath` drops the socket before the UMEM).
+    if let Err(e) = unsafe { setsockopt(&fd, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg) } {
         // The first SOL_XDP option: ENOPROTOOPT means nothing below us knows AF_XDP's options
         // (a user-mode emulator such as qemu-user passes the socket through but not them).
         return Err(match e.raw_os_error() {
@@ -225,21 +261,11 @@ pub fn open(ifname: &str, cfg: XskConfig) -> Result<TxPath<XskKick>, OpenError> 
     )?;
     set_u32(&fd, libc::XDP_TX_RING, cfg.tx_ring, "XDP_TX_RING")?;
 
-    // SAFETY: all-zero is a valid `xdp_mmap_offsets` (plain integers).
-    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
-    let mut optlen = size_of::<libc::xdp_mmap_offsets>() as libc::socklen_t;
-    // SAFETY: `off` is writable for `optlen` bytes.
-    let r = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            libc::XDP_MMAP_OFFSETS,
-            (&mut off as *mut libc::xdp_mmap_offsets).cast(),
-            &mut optlen,
-        )
-    };
-    check(r, "XDP_MMAP_OFFSETS")?;
-    if optlen as usize != size_of::<libc::xdp_mmap_offsets>() {
+    // SAFETY: `xdp_mmap_offsets` is plain integers.
+    let (off, optlen): (libc::xdp_mmap_offsets, _) =
+        unsafe { getsockopt(&fd, libc::SOL_XDP, libc::XDP_MMAP_OFFSETS) }
+            .map_err(|e| OpenError::Failed("XDP_MMAP_OFFSETS", e))?;
+    if optlen != size_of::<libc::xdp_mmap_offsets>() {
         return Err(OpenError::Failed(
             "XDP_MMAP_OFFSETS",
             io::Error::other("kernel without ring flags (pre-5.4 layout)"),
@@ -264,23 +290,9 @@ pub fn open(ifname: &str, cfg: XskConfig) -> Result<TxPath<XskKick>, OpenError> 
     // for the index words and `size` descriptors; we are the TX ring's only producer and the
     // completion ring's only consumer; the `Arc`s keep the mappings alive.
     let (tx, comp) = unsafe {
-        let t = tx_map.ptr;
-        let c = cq_map.ptr;
         (
-            Producer::from_raw(
-                t.add(off.tx.producer as usize) as *const AtomicU32,
-                t.add(off.tx.consumer as usize) as *const AtomicU32,
-                t.add(off.tx.desc as usize).cast::<Desc>(),
-                cfg.tx_ring,
-                tx_map.clone(),
-            ),
-            Consumer::from_raw(
-                c.add(off.cr.producer as usize) as *const AtomicU32,
-                c.add(off.cr.consumer as usize) as *const AtomicU32,
-                c.add(off.cr.desc as usize).cast::<u64>(),
-                cfg.comp_ring,
-                cq_map.clone(),
-            ),
+            Producer::new(ring_mem::<Desc>(&tx_map, &off.tx, cfg.tx_ring)),
+            Consumer::new(ring_mem::<u64>(&cq_map, &off.cr, cfg.comp_ring)),
         )
     };
 
@@ -322,40 +334,14 @@ const SO_RCVBUFFORCE: libc::c_int = 33;
 /// Sets the socket's receive buffer to `bytes`, past `rmem_max` if we may.
 pub fn set_rcvbuf(fd: &impl AsRawFd, bytes: u32) -> io::Result<()> {
     let v = bytes as libc::c_int;
-    for opt in [SO_RCVBUFFORCE, libc::SO_RCVBUF] {
-        // SAFETY: an `int` option value of the right size.
-        let r = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-    }
-    Err(io::Error::last_os_error())
+    // SAFETY: an `int` option value.
+    let set = |opt| unsafe { setsockopt(fd, libc::SOL_SOCKET, opt, &v) };
+    set(SO_RCVBUFFORCE).or_else(|_| set(libc::SO_RCVBUF))
 }
 
 /// The socket's receive buffer as the kernel set it (`SO_RCVBUF`, doubled for its overhead).
 pub fn rcvbuf(fd: &impl AsRawFd) -> io::Result<usize> {
-    let mut v: libc::c_int = 0;
-    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `v` is writable for `len` bytes.
-    let r = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // SAFETY: an `int`.
+    let (v, _): (libc::c_int, _) = unsafe { getsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF)? };
     Ok(v.max(0) as usize)
 }
