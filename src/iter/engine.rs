@@ -126,7 +126,7 @@ pub(crate) trait Kind {
         // SAFETY: forwarded contract; the call's owner fences.
         unsafe {
             if n < Self::CSUM_INLINE {
-                fold16(short(s, Plain(d), n, 0))
+                fold16(short(s, Plain::new(d), n, 0))
             } else {
                 csum_copy_unfenced_on(k, d, s, n, Self::store(op))
             }
@@ -292,7 +292,7 @@ pub(crate) unsafe fn gather_lines<D: Direction, const SUM: bool>(
                 None => {
                     head_done = head;
                     if SUM {
-                        short(front, Plain(dst), head, 0)
+                        short(front, Plain::new(dst), head, 0)
                     } else {
                         Temporal::copy(k, op, dst, front, head);
                         0

@@ -127,7 +127,7 @@ impl Gather {
                 }
                 s
             } else {
-                short(self.pend, Plain(line), n, 0)
+                short(self.pend, Plain::new(line), n, 0)
             };
             add64(self.sum, part)
         }

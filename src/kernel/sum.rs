@@ -50,13 +50,24 @@ pub(crate) trait Sink: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Discard;
 
-/// Ordinary stores to this destination.
+/// Stores to this destination: ordinary ones ([`Plain`]), or streaming stores of whole lines to
+/// a line-aligned destination ([`Stream`]). A streamed span is whole lines from a line-aligned
+/// address, so it has no partial registers: a `Stream`'s `prefix` and `scalar` exist for the
+/// trait, store as `Plain` does, and are never reached.
 #[derive(Clone, Copy)]
-pub(crate) struct Plain(pub(crate) *mut u8);
+pub(crate) struct To<const STREAM: bool>(*mut u8);
+
+/// Ordinary stores to this destination.
+pub(crate) type Plain = To<false>;
 
 /// Streaming stores of whole lines to this line-aligned destination.
-#[derive(Clone, Copy)]
-struct Stream(*mut u8);
+type Stream = To<true>;
+
+impl<const STREAM: bool> To<STREAM> {
+    pub(crate) const fn new(dst: *mut u8) -> Self {
+        To(dst)
+    }
+}
 
 impl Sink for Discard {
     const STORES: bool = false;
@@ -75,14 +86,20 @@ impl Sink for Discard {
     }
 }
 
-impl Sink for Plain {
+impl<const STREAM: bool> Sink for To<STREAM> {
     fn addr(self) -> Option<usize> {
         Some(self.0 as usize)
     }
     #[inline(always)]
     unsafe fn vector<V: Vector>(self, off: usize, v: V) {
-        // SAFETY: forwarded contract.
-        unsafe { v.store_aligned(self.0.add(off)) }
+        // SAFETY: forwarded contract; after streaming stores the caller fences.
+        unsafe {
+            if STREAM {
+                v.stream(self.0.add(off))
+            } else {
+                v.store_aligned(self.0.add(off))
+            }
+        }
     }
     #[inline(always)]
     unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize) {
@@ -97,35 +114,7 @@ impl Sink for Plain {
     #[inline(always)]
     unsafe fn skip(self, off: usize) -> Self {
         // SAFETY: forwarded contract.
-        Plain(unsafe { self.0.add(off) })
-    }
-}
-
-impl Sink for Stream {
-    fn addr(self) -> Option<usize> {
-        Some(self.0 as usize)
-    }
-    #[inline(always)]
-    unsafe fn vector<V: Vector>(self, off: usize, v: V) {
-        // SAFETY: forwarded contract; the caller fences.
-        unsafe { v.stream(self.0.add(off)) }
-    }
-    // A streamed span is whole lines from a line-aligned address, so it has no partial
-    // registers; these exist for the trait and are never reached.
-    #[inline(always)]
-    unsafe fn prefix<V: Vector>(self, off: usize, v: V, n: usize) {
-        // SAFETY: as `Plain::prefix`.
-        unsafe { Plain(self.0).prefix(off, v, n) }
-    }
-    #[inline(always)]
-    unsafe fn scalar<T: Copy>(self, off: usize, v: T) {
-        // SAFETY: as `Plain::scalar`.
-        unsafe { Plain(self.0).scalar(off, v) }
-    }
-    #[inline(always)]
-    unsafe fn skip(self, off: usize) -> Self {
-        // SAFETY: forwarded contract.
-        Stream(unsafe { self.0.add(off) })
+        To(unsafe { self.0.add(off) })
     }
 }
 
@@ -566,7 +555,7 @@ pub(crate) unsafe fn sum<V: Checksum>(src: *const u8, len: usize) -> u32 {
 #[inline(always)]
 pub(crate) unsafe fn temporal<V: Checksum>(dst: *mut u8, src: *const u8, len: usize) -> u32 {
     // SAFETY: forwarded contract.
-    fold16(unsafe { whole::<V, Plain>(src, Plain(dst), len) })
+    fold16(unsafe { whole::<V, Plain>(src, Plain::new(dst), len) })
 }
 
 /// Streams the whole destination lines while summing; the partial lines at both ends get
@@ -588,9 +577,13 @@ unsafe fn stream_span<V: Checksum>(
     // SAFETY: `head < STREAM_LINE <= len`, `body_end <= len`; `dst + head` is line-aligned and
     // `body_end - head` whole lines, so the streamed span has no partial register.
     unsafe {
-        let body = span::<V, Stream>(src.add(head), Stream(dst.add(head)), body_end - head);
-        let s = block_add(span::<V, Plain>(src, Plain(dst), head), body, head);
-        let tail = span::<V, Plain>(src.add(body_end), Plain(dst.add(body_end)), len - body_end);
+        let body = span::<V, Stream>(src.add(head), Stream::new(dst.add(head)), body_end - head);
+        let s = block_add(span::<V, Plain>(src, Plain::new(dst), head), body, head);
+        let tail = span::<V, Plain>(
+            src.add(body_end),
+            Plain::new(dst.add(body_end)),
+            len - body_end,
+        );
         (block_add(s, tail, body_end), head, body_end)
     }
 }
@@ -645,7 +638,7 @@ pub(crate) unsafe fn flush_unfenced<V: Checksum>(
     // SAFETY: forwarded contract; flushing only names lines holding destination bytes.
     unsafe {
         let s = if len < STREAM_MIN {
-            let s = whole::<V, Plain>(src, Plain(dst), len);
+            let s = whole::<V, Plain>(src, Plain::new(dst), len);
             arch::flush_range(op, dst, len);
             s
         } else {

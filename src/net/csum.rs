@@ -146,7 +146,7 @@ pub unsafe fn csum_and_copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: 
     // here, with no table, as `csum_partial` does.
     if len < SHORT && !matches!(mode, Mode::FlushCache) {
         // SAFETY: forwarded contract (`Plain` stores to `dst..dst + len`).
-        return unsafe { fold16(short(src, Plain(dst), len, 0)) };
+        return unsafe { fold16(short(src, Plain::new(dst), len, 0)) };
     }
     // SAFETY: forwarded contract; the active table runs on this CPU.
     unsafe {
