@@ -19,7 +19,7 @@ use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
-use util::run_time_mode;
+use util::mode;
 
 /// Calls per sequence: every count ÷ this is per call.
 const CALLS: usize = 1000;
@@ -64,41 +64,23 @@ unsafe extern "C" fn glibc_memmove(d: *mut u8, s: *const u8, n: usize) {
     unsafe { libc::memmove(d.cast(), s.cast(), n) };
 }
 
-/// cachecopy in mode `M` (0 Temporal, 3 Auto, 9 the run-time mode).
+/// cachecopy in mode `M` ([`mode`]: 0 Temporal, 3 Auto, 9 the run-time mode).
 #[inline(never)]
 unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as `glibc_memcpy`.
-    unsafe {
-        match M {
-            0 => cachecopy::copy_raw(d, s, n, Mode::Temporal),
-            3 => cachecopy::copy_raw(d, s, n, Mode::Auto),
-            _ => cachecopy::copy_raw(d, s, n, run_time_mode()),
-        }
-    }
+    unsafe { cachecopy::copy_raw(d, s, n, mode::<M>()) }
 }
 
 #[inline(never)]
 unsafe extern "C" fn fill<const M: u8>(d: *mut u8, _: *const u8, n: usize) {
     // SAFETY: as `glibc_memset`.
-    unsafe {
-        match M {
-            0 => cachecopy::fill_raw(d, 0x5a, n, Mode::Temporal),
-            3 => cachecopy::fill_raw(d, 0x5a, n, Mode::Auto),
-            _ => cachecopy::fill_raw(d, 0x5a, n, run_time_mode()),
-        }
-    }
+    unsafe { cachecopy::fill_raw(d, 0x5a, n, mode::<M>()) }
 }
 
 #[inline(never)]
 unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as `glibc_memmove`.
-    unsafe {
-        match M {
-            0 => cachecopy::move_raw(d, s, n, Mode::Temporal),
-            3 => cachecopy::move_raw(d, s, n, Mode::Auto),
-            _ => cachecopy::move_raw(d, s, n, run_time_mode()),
-        }
-    }
+    unsafe { cachecopy::move_raw(d, s, n, mode::<M>()) }
 }
 
 /// Runs every call through `f`, a pointer the compiler cannot see through.
@@ -127,88 +109,26 @@ fn harness(b: Input) -> Vec<u8> {
     replay(nop, b)
 }
 
-#[library_benchmark]
-#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
-fn copy_glibc(b: Input) -> Vec<u8> {
-    replay(glibc_memcpy, b)
+/// The benchmarks of each operation's variants: `name => f` replays the fleet's calls and calls
+/// of 0-64 B of the operation through `f`.
+macro_rules! variants {
+    ($($op:ident: $($name:ident => $f:expr),+;)+) => {$($(
+        #[library_benchmark]
+        #[bench::fleet(input(Op::$op, Sizes::Fleet))]
+        #[bench::uniform_0_64(input(Op::$op, Sizes::Uniform(0, 64)))]
+        fn $name(b: Input) -> Vec<u8> {
+            replay($f, b)
+        }
+    )+)+};
 }
 
-#[library_benchmark]
-#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
-fn copy_temporal(b: Input) -> Vec<u8> {
-    replay(copy::<0>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
-fn copy_auto(b: Input) -> Vec<u8> {
-    replay(copy::<3>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Copy, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Copy, Sizes::Uniform(0, 64)))]
-fn copy_auto_run_time(b: Input) -> Vec<u8> {
-    replay(copy::<9>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
-fn fill_glibc(b: Input) -> Vec<u8> {
-    replay(glibc_memset, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
-fn fill_temporal(b: Input) -> Vec<u8> {
-    replay(fill::<0>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
-fn fill_auto(b: Input) -> Vec<u8> {
-    replay(fill::<3>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Fill, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Fill, Sizes::Uniform(0, 64)))]
-fn fill_auto_run_time(b: Input) -> Vec<u8> {
-    replay(fill::<9>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Move, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
-fn move_glibc(b: Input) -> Vec<u8> {
-    replay(glibc_memmove, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Move, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
-fn move_temporal(b: Input) -> Vec<u8> {
-    replay(moves::<0>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Move, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
-fn move_auto(b: Input) -> Vec<u8> {
-    replay(moves::<3>, b)
-}
-
-#[library_benchmark]
-#[bench::fleet(input(Op::Move, Sizes::Fleet))]
-#[bench::uniform_0_64(input(Op::Move, Sizes::Uniform(0, 64)))]
-fn move_auto_run_time(b: Input) -> Vec<u8> {
-    replay(moves::<9>, b)
+variants! {
+    Copy: copy_glibc => glibc_memcpy, copy_temporal => copy::<0>, copy_auto => copy::<3>,
+        copy_auto_run_time => copy::<9>;
+    Fill: fill_glibc => glibc_memset, fill_temporal => fill::<0>, fill_auto => fill::<3>,
+        fill_auto_run_time => fill::<9>;
+    Move: move_glibc => glibc_memmove, move_temporal => moves::<0>, move_auto => moves::<3>,
+        move_auto_run_time => moves::<9>;
 }
 
 library_benchmark_group!(

@@ -18,7 +18,7 @@ use cachecopy::Mode;
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
-use util::run_time_mode;
+use util::mode;
 
 fn bufs(len: usize) -> (Vec<u8>, Vec<u8>) {
     let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
@@ -40,22 +40,11 @@ unsafe extern "C" fn call_memcpy(d: *mut u8, s: *const u8, n: usize) {
     unsafe { libc::memcpy(d.cast(), s.cast(), n) };
 }
 
+/// cachecopy in mode `M` ([`mode`]: 0 Temporal, 3 Auto, 9 the run-time mode).
 #[inline(never)]
-unsafe extern "C" fn call_copy_temporal(d: *mut u8, s: *const u8, n: usize) {
+unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as above.
-    unsafe { cachecopy::copy_raw(d, s, n, Mode::Temporal) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_copy_auto(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::copy_raw(d, s, n, Mode::Auto) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_copy_run_time(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::copy_raw(d, s, n, run_time_mode()) }
+    unsafe { cachecopy::copy_raw(d, s, n, mode::<M>()) }
 }
 
 /// glibc `memset`, through the PLT.
@@ -66,21 +55,9 @@ unsafe extern "C" fn call_memset(d: *mut u8, b: u8, n: usize) {
 }
 
 #[inline(never)]
-unsafe extern "C" fn call_fill_temporal(d: *mut u8, b: u8, n: usize) {
+unsafe extern "C" fn fill<const M: u8>(d: *mut u8, b: u8, n: usize) {
     // SAFETY: as above.
-    unsafe { cachecopy::fill_raw(d, b, n, Mode::Temporal) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_fill_auto(d: *mut u8, b: u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::fill_raw(d, b, n, Mode::Auto) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_fill_run_time(d: *mut u8, b: u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::fill_raw(d, b, n, run_time_mode()) }
+    unsafe { cachecopy::fill_raw(d, b, n, mode::<M>()) }
 }
 
 /// glibc `memmove`, through the PLT.
@@ -91,21 +68,9 @@ unsafe extern "C" fn call_memmove(d: *mut u8, s: *const u8, n: usize) {
 }
 
 #[inline(never)]
-unsafe extern "C" fn call_move_temporal(d: *mut u8, s: *const u8, n: usize) {
+unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY: as above; `move_raw` allows overlap.
-    unsafe { cachecopy::move_raw(d, s, n, Mode::Temporal) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_move_auto(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn call_move_run_time(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::move_raw(d, s, n, run_time_mode()) }
+    unsafe { cachecopy::move_raw(d, s, n, mode::<M>()) }
 }
 
 /// One buffer of `len + len / 3 + 1` bytes, for a move of `len` bytes down by `len / 3 + 1`.
@@ -136,76 +101,30 @@ fn fill_with(f: FillFn, (_src, mut dst): (Vec<u8>, Vec<u8>)) -> Vec<u8> {
     dst
 }
 
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn glibc_memcpy(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    copy_with(call_memcpy, b)
+/// The benchmarks of each operation's variants: `name => f` runs `f` through `with` on what
+/// `setup` makes for each of `sizes`.
+macro_rules! variants {
+    ($($with:ident($setup:ident: $input:ty) at $sizes:tt: $($name:ident => $f:expr),+;)+) => {
+        $($(
+            #[library_benchmark]
+            #[benches::sizes(args = $sizes, setup = $setup)]
+            fn $name(b: $input) -> Vec<u8> {
+                $with($f, b)
+            }
+        )+)+
+    };
 }
 
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn copy_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    copy_with(call_copy_temporal, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn copy_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    copy_with(call_copy_auto, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn copy_auto_run_time(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    copy_with(call_copy_run_time, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn glibc_memset(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    fill_with(call_memset, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn fill_temporal(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    fill_with(call_fill_temporal, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn fill_auto(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    fill_with(call_fill_auto, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 128, 256], setup = bufs)]
-fn fill_auto_run_time(b: (Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    fill_with(call_fill_run_time, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
-fn glibc_memmove(b: (Vec<u8>, usize)) -> Vec<u8> {
-    move_with(call_memmove, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
-fn move_temporal(b: (Vec<u8>, usize)) -> Vec<u8> {
-    move_with(call_move_temporal, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
-fn move_auto(b: (Vec<u8>, usize)) -> Vec<u8> {
-    move_with(call_move_auto, b)
-}
-
-#[library_benchmark]
-#[benches::sizes(args = [8, 64, 256], setup = move_buf)]
-fn move_auto_run_time(b: (Vec<u8>, usize)) -> Vec<u8> {
-    move_with(call_move_run_time, b)
+variants! {
+    copy_with(bufs: (Vec<u8>, Vec<u8>)) at [8, 64, 128, 256]:
+        glibc_memcpy => call_memcpy, copy_temporal => copy::<0>, copy_auto => copy::<3>,
+        copy_auto_run_time => copy::<9>;
+    fill_with(bufs: (Vec<u8>, Vec<u8>)) at [8, 64, 128, 256]:
+        glibc_memset => call_memset, fill_temporal => fill::<0>, fill_auto => fill::<3>,
+        fill_auto_run_time => fill::<9>;
+    move_with(move_buf: (Vec<u8>, usize)) at [8, 64, 256]:
+        glibc_memmove => call_memmove, move_temporal => moves::<0>, move_auto => moves::<3>,
+        move_auto_run_time => moves::<9>;
 }
 
 library_benchmark_group!(

@@ -29,6 +29,17 @@ pub fn run_time_mode() -> Mode {
     }
 }
 
+/// The mode of the benchmark variant `M` of the callgrind benches: 0 `Temporal` and 3 `Auto`
+/// (constants once inlined), anything else [`run_time_mode`].
+#[inline(always)]
+pub fn mode<const M: u8>() -> Mode {
+    match M {
+        0 => Mode::Temporal,
+        3 => Mode::Auto,
+        _ => run_time_mode(),
+    }
+}
+
 /// Sizes 64 B .. `max` by factors of 4.
 pub fn sizes(max: usize) -> Vec<usize> {
     let quick = std::env::var_os("CACHECOPY_BENCH_QUICK").is_some();
