@@ -360,18 +360,22 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
     let samples = s.plan.samples.max(3);
     let p = Pieces::new(s.src.as_slice());
     let e = cachecopy::engine();
-    let main = [
-        Variant::Glibc,
-        Variant::Limit,
-        Variant::Temporal(e),
-        Variant::NonTemporal(e),
-        Variant::Batched(e),
-        Variant::Gather(e),
-    ];
+    let main = {
+        use Variant::{Batched, Gather, Glibc, Limit, NonTemporal, Temporal};
+        [
+            Glibc,
+            Limit,
+            Temporal(e),
+            NonTemporal(e),
+            Batched(e),
+            Gather(e),
+        ]
+    };
     let mut rows = Vec::new();
     for &ring in &rings {
         for shape in Shape::ALL {
             rows.push(measure(
+                &mut Vec::new(),
                 ring,
                 shape.place(),
                 shape.name(),
@@ -399,6 +403,7 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
     }
     let header = Shape::Header;
     let all = measure(
+        &mut Vec::new(),
         big,
         header.place(),
         header.name(),
@@ -432,21 +437,13 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
         .collect();
     // 7d: every payload offset, on the hot ring and the larger one, each builder beside its
     // `Temporal` build, glibc and the limit.
-    let sweep = [
-        Variant::Glibc,
-        Variant::Limit,
-        Variant::Temporal(e),
-        Variant::Batched(e),
-        Variant::Gather(e),
-        Variant::TemporalCsum(e),
-        Variant::Csum(e),
-    ];
+    let sweep = offset_variants(e);
     let mut offsets = Vec::new();
     for ring in [rings[0], big] {
         let mut bufs = Vec::new();
         for place in Place::all() {
             let name = place.name();
-            let row = measure_on(
+            let row = measure(
                 &mut bufs, ring, place, &name, &sweep, &p, samples, per_sample,
             );
             offsets.push(row);
@@ -468,29 +465,28 @@ pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Fram
     frames
 }
 
-/// `samples` rounds; each runs `per_sample` frames of every variant in a fresh order, each on
-/// its own ring, continuing where that variant's last round stopped. The first two variants
-/// must be glibc and the limit (the ratios' bases).
-fn measure(
-    ring: usize,
-    place: Place,
-    name: &str,
-    variants: &[Variant],
-    p: &Pieces,
-    samples: usize,
-    per_sample: usize,
-) -> Row {
-    let mut bufs = Vec::new();
-    measure_on(
-        &mut bufs, ring, place, name, variants, p, samples, per_sample,
-    )
+/// 7d's variants: each builder of `e` beside its `Temporal` build, glibc and the limit.
+fn offset_variants(e: Engine) -> [Variant; 7] {
+    use Variant::{Batched, Csum, Gather, Glibc, Limit, Temporal, TemporalCsum};
+    [
+        Glibc,
+        Limit,
+        Temporal(e),
+        Batched(e),
+        Gather(e),
+        TemporalCsum(e),
+        Csum(e),
+    ]
 }
 
-/// [`measure`] on the rings in `bufs` (one per variant, `ring` bytes each), made first if
-/// there are none: 7d measures every offset on the same rings instead of faulting in fresh ones
-/// each time. Each ring is written once in its variant's way before the timed rounds.
+/// `samples` rounds; each runs `per_sample` frames of every variant in a fresh order, each on
+/// its own ring, continuing where that variant's last round stopped. The first two variants
+/// must be glibc and the limit (the ratios' bases). The rings are those in `bufs` (one per
+/// variant, `ring` bytes each), made first if there are none (`&mut Vec::new()`: fresh rings):
+/// 7d measures every offset on the same rings instead of faulting in fresh ones each time. Each
+/// ring is written once in its variant's way before the timed rounds.
 #[allow(clippy::too_many_arguments)]
-fn measure_on(
+fn measure(
     bufs: &mut Vec<Buf>,
     ring: usize,
     place: Place,
@@ -887,6 +883,7 @@ mod tests {
         let e = cachecopy::engine();
         let h = Shape::Header;
         let r = measure(
+            &mut Vec::new(),
             2 * BATCH * SLOT,
             h.place(),
             h.name(),
@@ -911,19 +908,20 @@ mod tests {
     fn the_offset_sweep_prints_a_table_per_ring_and_a_row_per_offset() {
         let p = pieces();
         let e = cachecopy::engine();
-        let sweep = [
-            Variant::Glibc,
-            Variant::Limit,
-            Variant::Temporal(e),
-            Variant::Batched(e),
-            Variant::Gather(e),
-            Variant::TemporalCsum(e),
-            Variant::Csum(e),
-        ];
+        let sweep = offset_variants(e);
         let mut offsets = Vec::new();
         for ring in [BATCH * SLOT, 2 * BATCH * SLOT] {
             for place in Place::all() {
-                offsets.push(measure(ring, place, &place.name(), &sweep, &p, 2, BATCH));
+                offsets.push(measure(
+                    &mut Vec::new(),
+                    ring,
+                    place,
+                    &place.name(),
+                    &sweep,
+                    &p,
+                    2,
+                    BATCH,
+                ));
             }
         }
         let mut f = frames_of(Vec::new(), Vec::new());
@@ -946,8 +944,26 @@ mod tests {
         let p = pieces();
         let vs = variants(true);
         let h = Shape::Header;
-        let hot = measure(BATCH * SLOT, h.place(), h.name(), &vs, &p, 2, BATCH);
-        let cold = measure(2 * BATCH * SLOT, h.place(), h.name(), &vs, &p, 2, BATCH);
+        let hot = measure(
+            &mut Vec::new(),
+            BATCH * SLOT,
+            h.place(),
+            h.name(),
+            &vs,
+            &p,
+            2,
+            BATCH,
+        );
+        let cold = measure(
+            &mut Vec::new(),
+            2 * BATCH * SLOT,
+            h.place(),
+            h.name(),
+            &vs,
+            &p,
+            2,
+            BATCH,
+        );
         let f = frames_of(vec![hot, cold], Vec::new());
         let mut out = crate::findings::Findings::default();
         register(&f, &mut out);
