@@ -502,12 +502,7 @@ fn throughput(iov: &[IoVec<'_>], ring_len: usize, place: Place) -> Measured {
     let mut rounds: [Vec<f64>; VARIANTS] = Default::default();
     for round in 0..ROUNDS {
         // A fresh order every round, so no variant always follows the same neighbour.
-        let mut order: Vec<usize> = (0..VARIANTS).collect();
-        order.rotate_left(round % VARIANTS);
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for v in order {
+        for v in cachecopy_arena::rotated_order(VARIANTS, round) {
             rounds[v].push(run(v));
         }
     }

@@ -563,12 +563,7 @@ mod probe {
             .collect();
         let mut t = vec![Vec::new(); vs.len()];
         for round in 0..rounds {
-            let mut order: Vec<usize> = (0..vs.len()).collect();
-            order.rotate_left(round % vs.len());
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for i in order {
+            for i in cachecopy_arena::rotated_order(vs.len(), round) {
                 flush_ring(&rings[i]);
                 let start = Instant::now();
                 frames_d(vs[i], &rings[i], &hdr, &payload, &image);
@@ -783,12 +778,7 @@ mod probe {
             let rings: Vec<Ring> = vs.iter().map(|_| Ring::new(len, state)).collect();
             let mut t = vec![Vec::new(); vs.len()];
             for round in 0..rounds {
-                let mut order: Vec<usize> = (0..vs.len()).collect();
-                order.rotate_left(round % vs.len());
-                if round % 2 == 1 {
-                    order.reverse();
-                }
-                for i in order {
+                for i in cachecopy_arena::rotated_order(vs.len(), round) {
                     if state != State::Hot {
                         flush_ring(&rings[i]);
                     }

@@ -243,10 +243,31 @@ impl Arena {
     }
 }
 
+/// The order in which round `round` runs `n` interleaved variants (`n > 0`): `0..n` rotated by
+/// the round and reversed on odd rounds, so no variant always runs first or always after the
+/// same neighbour.
+pub fn rotated_order(n: usize, round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.rotate_left(round % n);
+    if round % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn rotated_orders_turn_and_reverse() {
+        assert_eq!(rotated_order(4, 0), [0, 1, 2, 3]);
+        assert_eq!(rotated_order(4, 1), [0, 3, 2, 1]);
+        assert_eq!(rotated_order(4, 2), [2, 3, 0, 1]);
+        assert_eq!(rotated_order(4, 5), [0, 3, 2, 1]);
+        assert_eq!(rotated_order(1, 7), [0]);
+    }
 
     const MIB: usize = 1 << 20;
 

@@ -525,12 +525,7 @@ fn measure(
     let n = variants.len();
     let mut ns = vec![Vec::new(); n];
     for round in 0..samples {
-        let mut order: Vec<usize> = (0..n).collect();
-        order.rotate_left(round % n);
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for v in order {
+        for v in cachecopy_arena::rotated_order(n, round) {
             let t = Instant::now();
             step(v);
             ns[v].push(t.elapsed().as_nanos() as f64 / per_sample as f64);
