@@ -97,28 +97,29 @@ pub fn by_size<C: Copy>(
 }
 
 /// Right-aligned columns, the first left-aligned, indented under the section's heading.
-pub fn grid(header: &[String], rows: &[Vec<String>]) -> String {
+pub fn grid(header: &[impl AsRef<str>], rows: &[Vec<String>]) -> String {
     left_grid(header, rows, 1)
 }
 
 /// [`grid`] with the first `left` columns left-aligned (names), the rest right-aligned (figures).
-pub fn left_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
+pub fn left_grid(header: &[impl AsRef<str>], rows: &[Vec<String>], left: usize) -> String {
     aligned_grid(header, rows, |i| i < left)
 }
 
 /// [`grid`] with the columns `left` says left-aligned, the rest right-aligned.
 pub fn aligned_grid(
-    header: &[String],
+    header: &[impl AsRef<str>],
     rows: &[Vec<String>],
     left: impl Fn(usize) -> bool,
 ) -> String {
+    let header: Vec<&str> = header.iter().map(AsRef::as_ref).collect();
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
         }
     }
-    let line = |cells: &[String]| {
+    let line = |cells: &[&str]| {
         let mut l = String::from("   ");
         for (i, c) in cells.iter().enumerate() {
             let pad = " ".repeat(w[i] - c.chars().count());
@@ -142,9 +143,9 @@ pub fn aligned_grid(
         l.push('\n');
         l
     };
-    let mut s = line(header);
+    let mut s = line(&header);
     for r in rows {
-        s.push_str(&line(r));
+        s.push_str(&line(&r.iter().map(String::as_str).collect::<Vec<_>>()));
     }
     s
 }

@@ -646,7 +646,7 @@ fn print_offsets(f: &Frames) -> String {
             if ring == hot { " (hot)" } else { "" },
             f.payload
         ));
-        let header: Vec<String> = [
+        let header = [
             "payload at",
             "glibc ns",
             "limit ns",
@@ -655,9 +655,7 @@ fn print_offsets(f: &Frames) -> String {
             "NT gather",
             "Temporal csum",
             "NT csum",
-        ]
-        .map(String::from)
-        .to_vec();
+        ];
         let cells: Vec<Vec<String>> = rows
             .iter()
             .map(|r| {

@@ -298,16 +298,14 @@ fn print(seed: &Seed) -> String {
         }
         None => s.push_str("   only one CPU available: threads unpinned, figures say little\n"),
     }
-    let header: Vec<String> = [
+    let header = [
         "ring",
         "chunk",
         "Temporal Gb/s",
         "NonTemporal Gb/s",
         "NT/T",
         "seed NT/T",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let rows: Vec<Vec<String>> = seed
         .rows
         .iter()

@@ -49,7 +49,7 @@ pub fn section(findings: &Findings) -> String {
             ]
         })
         .collect();
-    let header = ["cachecopy against its baseline", "shapes", "lowest", "at"].map(String::from);
+    let header = ["cachecopy against its baseline", "shapes", "lowest", "at"];
     s.push_str(&text::aligned_grid(&header, &rows, |i| i == 0 || i == 3));
     s.push_str(&format!(
         "   {} of {held} figures below {SLOWER:.2}x; every one:\n",
