@@ -56,31 +56,20 @@ static void one_case(struct guarded *dg, struct guarded *sg, unsigned char *mode
     memset(dg->lo, CANARY, region);
     memcpy(model, dg->lo, region);
     switch (op) {
-    case OP_COPY:
-        rc = cachecopy_copy(dst, src, len, MODES[m]);
-        memcpy(model + (dst - dg->lo), src, len);
-        break;
-    case OP_COPY_UNFENCED:
-        rc = cachecopy_copy_unfenced(dst, src, len, MODES[m]);
-        cachecopy_fence();
-        memcpy(model + (dst - dg->lo), src, len);
-        break;
-    case OP_CSUM:
-        sum = cachecopy_csum_and_copy(dst, src, len, MODES[m]);
-        memcpy(model + (dst - dg->lo), src, len);
-        break;
-    case OP_FILL:
-        rc = cachecopy_fill(dst, byte, len, MODES[m]);
-        memset(model + (dst - dg->lo), byte, len);
-        break;
-    case OP_FILL_UNFENCED:
-        rc = cachecopy_fill_unfenced(dst, byte, len, MODES[m]);
-        cachecopy_fence();
-        memset(model + (dst - dg->lo), byte, len);
-        break;
-    default:
-        break;
+    case OP_COPY: rc = cachecopy_copy(dst, src, len, MODES[m]); break;
+    case OP_COPY_UNFENCED: rc = cachecopy_copy_unfenced(dst, src, len, MODES[m]); break;
+    case OP_CSUM: sum = cachecopy_csum_and_copy(dst, src, len, MODES[m]); break;
+    case OP_FILL: rc = cachecopy_fill(dst, byte, len, MODES[m]); break;
+    case OP_FILL_UNFENCED: rc = cachecopy_fill_unfenced(dst, byte, len, MODES[m]); break;
+    default: break;
     }
+    if (op == OP_COPY_UNFENCED || op == OP_FILL_UNFENCED)
+        cachecopy_fence();
+    /* The model: the fill byte, or the source's bytes, where the destination is. */
+    if (op == OP_FILL || op == OP_FILL_UNFENCED)
+        memset(model + (dst - dg->lo), byte, len);
+    else
+        memcpy(model + (dst - dg->lo), src, len);
     CHECK(rc == 0, "%s %s len %zu: rc %d", OP_NAMES[op], MODE_NAMES[m], len, rc);
     if (memcmp(dg->lo, model, region) != 0) {
         for (i = 0; i < region && dg->lo[i] == model[i]; i++)
