@@ -11,7 +11,6 @@
 #[path = "util/mod.rs"]
 mod util;
 
-use std::ffi::c_void;
 use std::hint::black_box;
 
 use cachecopy::Mode;
@@ -20,8 +19,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 use util::{print_ratios, timed, Dest};
 
-type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
-type MemsetFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
+use cachecopy_arena::peer::{MemcpyFn, MemsetFn};
 
 /// The group `{name}/{dest}/{size}`, its figures in bytes per second.
 fn group<'c>(

@@ -48,7 +48,6 @@ fn main() {
 #[cfg(target_arch = "x86_64")]
 mod probe {
     use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_set1_epi8, _mm_storeu_si128};
-    use std::ffi::c_void;
     use std::hint::black_box;
     use std::time::Instant;
 
@@ -56,8 +55,7 @@ mod probe {
     use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
     use cachecopy_arena::opaque;
 
-    type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
-    type MemsetFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
+    use cachecopy_arena::peer::{MemcpyFn, MemsetFn};
 
     // ------------------------------------------------------------------ prototype classes
     // Each `unsafe fn` below: `d..d + n` writable and (copies) `s..s + n` readable, `n <= 64`.

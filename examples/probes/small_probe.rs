@@ -71,8 +71,7 @@ mod probe {
     use cachecopy_arena::map::{Mapping, Pages};
     use cachecopy_arena::opaque;
 
-    type CopyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
-    type FillFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
+    use cachecopy_arena::peer::{MemcpyFn as CopyFn, MemsetFn as FillFn};
 
     /// Consecutive visits of a walk land far apart (an odd multiplier permutes `0..2^k`).
     const SCATTER: u64 = 0x9e37_79b9_7f4a_7c15;

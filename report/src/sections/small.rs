@@ -22,7 +22,6 @@
 //! (the baseline's time ÷ ours: above 1, ours is faster). Every ratio is registered in the
 //! session's findings.
 
-use std::ffi::c_void;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -55,8 +54,7 @@ const OFFSETS: [usize; 3] = [0, 5, 24];
 const CALLS_AT: usize = 1024;
 
 /// `memcpy`'s and `memset`'s C signatures.
-type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
-type MemsetFn = unsafe extern "C" fn(*mut c_void, i32, usize) -> *mut c_void;
+use cachecopy_arena::peer::{MemcpyFn, MemsetFn};
 
 /// How a mode reaches the call: a constant the compiler sees, or a run-time value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
