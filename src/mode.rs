@@ -11,6 +11,7 @@ use core::sync::atomic::Ordering;
 
 pub(crate) use crate::dispatch::store::Store;
 use crate::dispatch::{self, copy_below, index, Bounds};
+use crate::kernel::STREAM_MIN;
 
 /// The cache policy of one copy or fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -80,13 +81,20 @@ impl Mode {
         }
     }
 
-    /// Whether a call of `len` bytes in this mode stores temporally under the bounds `below`:
-    /// one load of the mode's bound and one compare, with no match on the mode, so a mode read
-    /// at run time (a per-socket policy, a C caller's argument) costs what a constant one does.
-    /// A constant `Temporal` loads nothing (`Temporal` first, folded at the call site); a
-    /// constant `NonTemporal`, `FlushCache` or `Auto` loads its one bound.
+    /// Whether a call of `len` bytes in this mode stores temporally under the bounds `below`.
+    /// Below `STREAM_MIN` every bound but `FlushCache`'s lies at or above it (`Temporal`: never
+    /// streams; `NonTemporal`: `STREAM_MIN`; `Auto`: at least `STREAM_MIN`), so there the answer
+    /// is one compare of `len` with a constant, no load: a compare fed by a load cost a constant
+    /// `Auto` against `Temporal` in a loop of short calls where the compare with a constant did
+    /// not (docs/small-calls.md, "Auto and a run-time mode, round two"). From
+    /// `STREAM_MIN` up, one load of the mode's bound and one compare, with no match on the
+    /// mode, so a mode read at run time costs what a constant one does. A constant `Temporal`
+    /// compares nothing (folded at the call site).
     #[inline(always)]
     pub(crate) fn stores_temporally(self, len: usize, below: &Bounds) -> bool {
+        if len < STREAM_MIN {
+            return self != Mode::FlushCache;
+        }
         self == Mode::Temporal || len < below[self as usize].load(Ordering::Relaxed)
     }
 

@@ -3,7 +3,7 @@
 //! sequences), so that a class shape is judged on both at once (docs/small-calls.md, "Fixed
 //! sizes and mixes", keeps the runs).
 //!
-//! `cargo run --release --example class_probe [-- fixed|mix] [--rounds N]`
+//! `cargo run --release --example class_probe [-- fixed|mix|mode] [--rounds N]`
 //!
 //! Copies:
 //! - `glibc`: `memcpy` through a pointer the compiler cannot see through (as through the PLT);
@@ -25,6 +25,15 @@
 //! - `plain`: the library's plain classes (its tree: `<= 32` first, then `>= 16`, then the
 //!   short classes from the smallest up);
 //! - `masked`: the masked store alone, no page test (x86_64 with AVX-512 BW and BMI2 only).
+//!
+//! `mode` (not run by default): what the mode costs a call at the call site, in section 8's
+//! loop. Past the inline classes, a prototype of the table's entry (an `extern "C"` kernel behind
+//! a published pointer, 96 and 192 B) called as `Temporal` does, and as `Auto` may: behind a
+//! compare of the length with a bound loaded from memory, behind a compare with the constant
+//! `STREAM_MIN` first, or through an entry of its own. At 16-32 B, the inline pair of registers
+//! with the mode a constant, the mode read from memory and unused (what reading it costs), and
+//! read and tested: for `FlushCache` after the stores, with a per-mode bound loaded in place of
+//! the length's constant, or before the stores.
 //!
 //! Every variant is prototyped here, inlined at its own call site past one `len > 64` test
 //! (longer calls go to `copy_raw`/`fill_raw`), each timed in a function of its own.
@@ -646,6 +655,221 @@ mod probe {
         }
     }
 
+    // ------------------------------------------------------------------ the mode's cost
+
+    type Kernel = unsafe extern "C" fn(*mut u8, *const u8, usize);
+
+    /// A table entry: two or four 32-byte registers from each end (no loop is reached here).
+    #[target_feature(enable = "avx2")]
+    unsafe extern "C" fn kernel(d: *mut u8, s: *const u8, n: usize) {
+        use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
+        // SAFETY: 64 < n <= 256 (the callers), so every register lies in 0..n.
+        unsafe {
+            let ld = |o: usize| _mm256_loadu_si256(s.add(o).cast::<__m256i>());
+            let st = |o: usize, v| _mm256_storeu_si256(d.add(o).cast::<__m256i>(), v);
+            if n > 128 {
+                let v = [
+                    ld(0),
+                    ld(32),
+                    ld(64),
+                    ld(96),
+                    ld(n - 128),
+                    ld(n - 96),
+                    ld(n - 64),
+                    ld(n - 32),
+                ];
+                for (k, v) in v.into_iter().enumerate() {
+                    st(
+                        if k < 4 {
+                            32 * k
+                        } else {
+                            n - 128 + 32 * (k - 4)
+                        },
+                        v,
+                    );
+                }
+            } else {
+                let v = [ld(0), ld(32), ld(n - 64), ld(n - 32)];
+                st(0, v[0]);
+                st(32, v[1]);
+                st(n - 64, v[2]);
+                st(n - 32, v[3]);
+            }
+        }
+    }
+
+    /// The same with a bound tested where a loop class would be (never reached here).
+    #[target_feature(enable = "avx2")]
+    unsafe extern "C" fn kernel_own(d: *mut u8, s: *const u8, n: usize) {
+        if n > 512 && n >= BOUND.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: forwarded; the features are this function's.
+        unsafe { kernel(d, s, n) }
+    }
+
+    use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+    static ENTRY: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
+    static ENTRY_OWN: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
+    static BOUND: AtomicUsize = AtomicUsize::new(usize::MAX);
+    static MODES: [u8; 4] = [0, 1, 2, 3];
+    static INLINE_BELOW: [usize; 4] = [65, 65, 0, 65];
+
+    /// The published entry `e`, called.
+    #[inline(always)]
+    unsafe fn call(e: &AtomicPtr<()>, d: *mut u8, s: *const u8, n: usize) {
+        // SAFETY: the entries are `Kernel`s, set before any call; the caller's ranges.
+        unsafe {
+            let f: Kernel = core::mem::transmute(e.load(Ordering::Relaxed));
+            f(d, s, n)
+        }
+    }
+
+    #[inline(never)]
+    fn out_of_line(d: *mut u8) {
+        black_box(d);
+    }
+
+    /// The mode read from memory at every call, as a policy's field.
+    #[inline(always)]
+    fn read_mode() -> u8 {
+        let p: *const u8 = &MODES[3];
+        // SAFETY: `p` points into `MODES` (its address only made opaque).
+        unsafe { *p.with_addr(opaque(p.addr())) }
+    }
+
+    fn mode(rounds: usize) {
+        if !std::is_x86_feature_detected!("avx2") {
+            println!("mode: needs AVX2 for its prototype kernel");
+            return;
+        }
+        ENTRY.store(kernel as *mut (), Ordering::Relaxed);
+        ENTRY_OWN.store(kernel_own as *mut (), Ordering::Relaxed);
+        BOUND.store(black_box(1 << 20), Ordering::Relaxed);
+        const CALLS: usize = 20_000;
+        let past = ["T", "A bound loaded", "A < STREAM_MIN first", "A own entry"];
+        let inline = [
+            "const",
+            "rt read only",
+            "rt FC after",
+            "rt bound table",
+            "rt FC first",
+        ];
+        for (title, names, sizes) in [
+            (
+                "past the inline classes (a table entry behind a pointer)",
+                &past[..],
+                &[96usize, 192][..],
+            ),
+            (
+                "the inline pair of registers",
+                &inline[..],
+                &[16, 24, 32][..],
+            ),
+        ] {
+            println!("the mode's cost, {title}: ns per call, then the first column's time ÷ the variant's");
+            print!("{:>4} {:>3}", "size", "off");
+            header(names);
+            let mut bufs: Vec<(Vec<u8>, Vec<u8>)> = (0..names.len())
+                .map(|_| (buffer(8192), buffer(4096)))
+                .collect();
+            for &len in sizes {
+                for off in [0, 5, 24] {
+                    let mut ns = vec![Vec::new(); names.len()];
+                    for r in 0..=rounds {
+                        for i in order(names.len(), r) {
+                            let (s, d) = &mut bufs[i];
+                            let src = page(s).wrapping_add(2112).cast_const();
+                            let dsts = vec![page(d).wrapping_add(off); CALLS];
+                            // SAFETY: each destination in a page of its own with room past
+                            // `len`, the source 2112 bytes into two pages of its own.
+                            let t = unsafe {
+                                if len > 64 {
+                                    match i {
+                                        0 => {
+                                            each_fixed(&dsts, |d| call(&ENTRY, d, src, opaque(len)))
+                                        }
+                                        1 => each_fixed(&dsts, |d| {
+                                            let n = opaque(len);
+                                            if n < BOUND.load(Ordering::Relaxed) {
+                                                call(&ENTRY, d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        2 => each_fixed(&dsts, |d| {
+                                            let n = opaque(len);
+                                            if n < 1024 || n < BOUND.load(Ordering::Relaxed) {
+                                                call(&ENTRY, d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        _ => each_fixed(&dsts, |d| {
+                                            call(&ENTRY_OWN, d, src, opaque(len))
+                                        }),
+                                    }
+                                } else {
+                                    match i {
+                                        0 => each_fixed(&dsts, |d| {
+                                            let n = opaque(len);
+                                            if n <= 64 {
+                                                pair16(d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        1 => each_fixed(&dsts, |d| {
+                                            let n = opaque(len);
+                                            opaque(usize::from(read_mode()));
+                                            if n <= 64 {
+                                                pair16(d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        2 => each_fixed(&dsts, |d| {
+                                            let (n, m) = (opaque(len), read_mode());
+                                            if n <= 64 {
+                                                pair16(d, src, n);
+                                                if m == 2 {
+                                                    out_of_line(d)
+                                                }
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        3 => each_fixed(&dsts, |d| {
+                                            let (n, m) = (opaque(len), read_mode());
+                                            if n < INLINE_BELOW[usize::from(m & 3)] {
+                                                pair16(d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                        _ => each_fixed(&dsts, |d| {
+                                            let (n, m) = (opaque(len), read_mode());
+                                            if n <= 64 && m != 2 {
+                                                pair16(d, src, n)
+                                            } else {
+                                                out_of_line(d)
+                                            }
+                                        }),
+                                    }
+                                }
+                            };
+                            if r > 0 {
+                                ns[i].push(t);
+                            }
+                        }
+                    }
+                    print!("{len:>4} {off:>3}");
+                    row(&summary(&ns));
+                }
+            }
+        }
+    }
+
     pub fn main() {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let rounds = args
@@ -666,6 +890,9 @@ mod probe {
                 " (no masked store: this CPU lacks AVX-512 BW or BMI2)"
             }
         );
+        if what == "mode" {
+            return mode(rounds);
+        }
         if what != "mix" {
             fixed(rounds, masks);
         }
