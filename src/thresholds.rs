@@ -50,7 +50,8 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// The size from which [`Mode::Temporal`](crate::Mode::Temporal) fills (and `Auto` fills below
 /// [`fill_nt_threshold`]) use the CPU's string store, x86 `rep stosb`, instead of vector stores.
 ///
-/// Set on Intel CPUs with ERMS to 2 KiB, on other x86_64 CPUs with ERMS to twice the copy
+/// Set on Intel CPUs with ERMS to 2 KiB (8 KiB on the Intel models measured, family 6 models
+/// 167 and 207: docs/performance.md), on other x86_64 CPUs with ERMS to twice the copy
 /// threshold, where
 /// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
 /// `CACHECOPY_FILL_REP_THRESHOLD=bytes` or the `fill_rep` field of `CACHECOPY_TUNE` (with `std`)
@@ -83,7 +84,8 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 /// below [`nt_threshold`]) use the CPU's string move, x86 `rep movsb`, instead of vector
 /// stores.
 ///
-/// Set to 2 KiB on Intel CPUs with ERMS, where fast-string stores skip reading the lines they
+/// Set to 2 KiB on Intel CPUs with ERMS (8 KiB on the Intel models measured, family 6 models
+/// 167 and 207: docs/performance.md), where fast-string stores skip reading the lines they
 /// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
 /// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` or the `rep_movsb`
 /// field of `CACHECOPY_TUNE` (with `std`) or [`set_rep_movsb_threshold`]. Copies of at most

@@ -3,7 +3,7 @@
 //! sequences), so that a class shape is judged on both at once (docs/small-calls.md, "Fixed
 //! sizes and mixes", keeps the runs).
 //!
-//! `cargo run --release --example class_probe [-- fixed|mix|mode] [--rounds N]`
+//! `cargo run --release --example class_probe [-- fixed|mix|mode|rep] [--rounds N]`
 //!
 //! Copies:
 //! - `glibc`: `memcpy` through a pointer the compiler cannot see through (as through the PLT);
@@ -34,6 +34,12 @@
 //! with the mode a constant, the mode read from memory and unused (what reading it costs), and
 //! read and tested: for `FlushCache` after the stores, with a per-mode bound loaded in place of
 //! the length's constant, or before the stores.
+//!
+//! `rep` (not run by default): `Temporal` copies and fills of 1-32 KiB with the string
+//! instruction (`rep movsb`, `rep stosb`; the thresholds set to 1 KiB) against the vector loop
+//! (thresholds `never`), switched per sample: into one hot destination, and into a new slot of a
+//! 256 MiB walk every call (cold), the source at the destination's page offset or 2112 bytes
+//! from it; the vector loop's time ÷ the string instruction's (above 1: the string wins).
 //!
 //! Every variant is prototyped here, inlined at its own call site past one `len > 64` test
 //! (longer calls go to `copy_raw`/`fill_raw`), each timed in a function of its own.
@@ -870,6 +876,93 @@ mod probe {
         }
     }
 
+    // ------------------------------------------------------------------ string instructions
+
+    fn rep(rounds: usize) {
+        const SIZES: [usize; 7] = [1024, 2048, 3072, 4096, 8192, 16384, 32768];
+        let arena = 256usize << 20;
+        let mut a = buffer(arena);
+        let base = page(&mut a);
+        let mut s = buffer(65536);
+        let src = page(&mut s).cast_const();
+        let (movsb, stosb) = (
+            cachecopy::rep_movsb_threshold(),
+            cachecopy::fill_rep_threshold(),
+        );
+        println!(
+            "string instruction against the vector loop: the loop's time ÷ the string's (above 1: the \
+             string wins), median of {rounds} rounds"
+        );
+        for (fill, dest, skew) in [
+            (false, "hot", 0usize),
+            (false, "hot", 2112),
+            (false, "cold", 0),
+            (false, "cold", 2112),
+            (true, "hot", 0),
+            (true, "cold", 0),
+        ] {
+            print!(
+                "{} {dest:>4} {}:",
+                if fill { "fill" } else { "copy" },
+                if fill {
+                    "        ".to_string()
+                } else {
+                    format!("src+{skew:<4}")
+                }
+            );
+            for n in SIZES {
+                let calls = if dest == "hot" {
+                    (4 << 20) / n
+                } else {
+                    (16 << 20) / n
+                };
+                let stride = n.next_multiple_of(4096);
+                let slots = arena / stride;
+                let mut cursor = 0usize;
+                let mut r = Vec::new();
+                for _ in 0..rounds {
+                    let mut t = [0f64; 2];
+                    for (k, threshold) in [(0, usize::MAX), (1, 1024)] {
+                        if fill {
+                            cachecopy::set_fill_rep_threshold(threshold)
+                        } else {
+                            cachecopy::set_rep_movsb_threshold(threshold)
+                        }
+                        let t0 = Instant::now();
+                        for _ in 0..calls {
+                            let d = if dest == "hot" {
+                                base
+                            } else {
+                                cursor = (cursor + 7919) % slots;
+                                base.wrapping_add(cursor * stride)
+                            };
+                            // SAFETY: `d` is a slot of `n` bytes in the arena; the source holds
+                            // `skew + n` bytes; the two are apart.
+                            unsafe {
+                                if fill {
+                                    cachecopy::fill_raw(d, 0x5a, n, Mode::Temporal)
+                                } else {
+                                    cachecopy::copy_raw(
+                                        d,
+                                        src.wrapping_add(skew),
+                                        n,
+                                        Mode::Temporal,
+                                    )
+                                }
+                            }
+                        }
+                        t[k] = t0.elapsed().as_nanos() as f64 / calls as f64;
+                    }
+                    r.push(t[0] / t[1]);
+                }
+                print!(" {}K {:.2}x", n / 1024, median(r));
+            }
+            println!();
+        }
+        cachecopy::set_rep_movsb_threshold(movsb);
+        cachecopy::set_fill_rep_threshold(stosb);
+    }
+
     pub fn main() {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let rounds = args
@@ -892,6 +985,9 @@ mod probe {
         );
         if what == "mode" {
             return mode(rounds);
+        }
+        if what == "rep" {
+            return rep(rounds.min(9));
         }
         if what != "mix" {
             fixed(rounds, masks);

@@ -145,8 +145,9 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
 
 /// The size from which `Temporal` fills use `rep stosb` when nothing overrides it.
 ///
-/// - Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes whole
-///   lines without reading them for ownership, which the vector loop cannot.
+/// - Intel family 6 models 167 and 207 (runs on both, [`intel_strings_measured`]): 8 KiB.
+/// - Other Intel with ERMS: 2 KiB, glibc's `x86_rep_stosb_threshold`. A string store writes
+///   whole lines without reading them for ownership, which the vector loop cannot.
 /// - AMD and other x86_64 CPUs with ERMS: twice the copy threshold: below it the vector loop is
 ///   ahead, the string store's start-up costing most at a few KiB.
 /// - Builds with the word backend only (soft-float targets, `cachecopy_integer_only`: the widest
@@ -163,7 +164,11 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
     } else if widest == Backend::Generic {
         WORD_FILL_REP
     } else if cpu.is_intel() {
-        2 << 10
+        if intel_strings_measured(cpu) {
+            8 << 10
+        } else {
+            2 << 10
+        }
     } else {
         default_thresholds(cpu).1.saturating_mul(2)
     }
@@ -171,8 +176,9 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
 
 /// The size from which `Temporal` copies use `rep movsb` when nothing overrides it.
 ///
-/// - Intel with ERMS: 2 KiB, about glibc's: fast-string stores skip the read-for-ownership of
-///   lines they overwrite whole, which the vector loop cannot.
+/// - Intel family 6 models 167 and 207 (runs on both, [`intel_strings_measured`]): 8 KiB.
+/// - Other Intel with ERMS: 2 KiB, about glibc's: fast-string stores skip the
+///   read-for-ownership of lines they overwrite whole, which the vector loop cannot.
 /// - AMD: never. There the vector loop beats glibc, and `rep movsb` slows down for some source
 ///   and destination alignments (glibc BZ 30994; glibc 2.40 stopped using it on Zen 3 and
 ///   later).
@@ -181,10 +187,24 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
 /// docs/performance.md ("Fill and zero") and docs/machines/README.md have the runs.
 fn default_rep_movsb(cpu: &Cpu) -> usize {
     if cpu.arch == "x86_64" && cpu.features.erms && cpu.is_intel() {
-        2 << 10
+        if intel_strings_measured(cpu) {
+            8 << 10
+        } else {
+            2 << 10
+        }
     } else {
         usize::MAX
     }
+}
+
+/// The Intel models whose runs put the string instructions (`rep movsb`, `rep stosb`) against
+/// the vector loop at 1-32 KiB, hot and cold: on both the string instruction lost at 2 KiB
+/// (model 207's calibrations, cold; model 167, hot and cold), and on model 167 it lost hot up
+/// to 4 KiB and came level at 8 KiB, where cold it gained a little (docs/performance.md,
+/// "String instructions on the Intel models met"). Other Intel CPUs keep glibc's 2 KiB: no
+/// run there.
+fn intel_strings_measured(cpu: &Cpu) -> bool {
+    matches!(cpu.family_model, Some((6, 167)) | Some((6, 207)))
 }
 
 /// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS): where the
