@@ -3,7 +3,8 @@
 //! (Apache-2.0; `cachecopy_arena::mix`) and sizes uniform in 0-64, 65-256, 257-1024 and
 //! 1025-4096 B, in an L2-sized, an LLC-sized and a cold working set: `copy_raw`, `fill_raw` and
 //! `move_raw` in `Temporal` and `Auto` (the mode a constant) and `Auto` (a run-time value)
-//! against glibc's `memcpy`, `memset` and `memmove` through a pointer, and AMD's AOCL-LibMem
+//! against glibc's `memcpy`, `memset` and `memmove` through a pointer (held in a register; every
+//! variant runs in the one loop `mix::replay`, as in report section 8f), and AMD's AOCL-LibMem
 //! when `CACHECOPY_LIBMEM` names a build (`cachecopy_arena::peer`; skipped with a message
 //! otherwise). One criterion iteration is one slice of 1024 calls of a sequence drawn up front
 //! (each iteration the next slice; a sequence covers 128 MiB of a larger set, more lines than its
@@ -25,11 +26,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cachecopy::Mode;
-use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
+use cachecopy_arena::mix::{per_call, replay, Call, Op, Sequence, Sizes};
 use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn};
 use cachecopy_arena::Buf;
 use criterion::{Criterion, Throughput};
-use util::run_time_mode;
 
 /// Calls per criterion iteration.
 const SLICE: usize = 1024;
@@ -49,50 +49,67 @@ struct Fns {
     memmove: MemcpyFn,
 }
 
-/// A call's destination, source and length in the variant's buffer at `base`.
-#[inline(always)]
-fn place(base: *mut u8, c: &Call) -> (*mut u8, *mut u8, usize) {
-    (
-        base.wrapping_add(c.dst as usize),
-        base.wrapping_add(c.src as usize),
-        c.len as usize,
-    )
-}
-
-/// One call of each operation through C functions.
-#[inline(never)]
+/// One call of each operation through C functions, every variant in the one loop
+/// `mix::replay` (as report section 8f): the function's pointer and the fill's byte held in
+/// registers, so that glibc's and LibMem's loops differ from ours in the call alone.
 fn c_calls(op: Op, base: *mut u8, calls: &[Call], f: &Fns) {
     let f = black_box(*f);
-    for c in calls {
-        let (d, s, n) = place(base, c);
-        // SAFETY: the sequence keeps every range inside its window, which lies in the
-        // variant's buffer at `base` (see `bench`); a copy's ranges never overlap.
-        unsafe {
-            match op {
-                Op::Copy => (f.memcpy)(d.cast(), s.cast(), n),
-                Op::Fill => (f.memset)(d.cast(), 0x5a, n),
-                Op::Move => (f.memmove)(d.cast(), s.cast(), n),
-            };
+    let (memcpy, memset, memmove) = (f.memcpy, f.memset, f.memmove);
+    let byte = i32::from(black_box(0x5au8));
+    // SAFETY (every arm): the sequence keeps every range inside its window, which lies in the
+    // variant's buffer at `base` (see `bench`); a copy's ranges never overlap.
+    unsafe {
+        match op {
+            Op::Copy => replay(base, calls, move |d, s, n| {
+                memcpy(d.cast(), s.cast(), n);
+            }),
+            Op::Fill => replay(base, calls, move |d, _, n| {
+                memset(d.cast(), byte, n);
+            }),
+            Op::Move => replay(base, calls, move |d, s, n| {
+                memmove(d.cast(), s.cast(), n);
+            }),
         }
     }
 }
 
-/// cachecopy with the mode `M` a constant (0 Temporal, 3 Auto) or, for `RT`, a run-time value
-/// (`util::RUN_TIME_MODE`).
-#[inline(never)]
+/// The constant mode of variant `M`: 0 `Temporal`, anything else `Auto`.
+#[inline(always)]
+fn konst<const M: u8>() -> Mode {
+    if M == 0 {
+        Mode::Temporal
+    } else {
+        Mode::Auto
+    }
+}
+
+/// cachecopy with the mode `M` a constant ([`konst`], written in each closure so that it stays
+/// a constant inside `replay`) or, for `RT`, `Auto` as a run-time value: loaded at every call
+/// ([`per_call`]), as a per-socket policy is.
 fn ours<const M: u8, const RT: bool>(op: Op, base: *mut u8, calls: &[Call], _: &Fns) {
-    let konst = if M == 0 { Mode::Temporal } else { Mode::Auto };
+    let mode = Mode::Auto;
     let byte = black_box(0x5au8);
-    for c in calls {
-        let mode = if RT { run_time_mode() } else { konst };
-        let (d, s, n) = place(base, c);
-        // SAFETY: as in `c_calls`.
-        unsafe {
-            match op {
-                Op::Copy => cachecopy::copy_raw(d, s, n, mode),
-                Op::Fill => cachecopy::fill_raw(d, byte, n, mode),
-                Op::Move => cachecopy::move_raw(d, s, n, mode),
-            }
+    // SAFETY (every arm): as in `c_calls`.
+    unsafe {
+        match (op, RT) {
+            (Op::Copy, false) => replay(base, calls, |d, s, n| {
+                cachecopy::copy_raw(d, s, n, konst::<M>())
+            }),
+            (Op::Copy, true) => replay(base, calls, move |d, s, n| {
+                cachecopy::copy_raw(d, s, n, per_call(&mode))
+            }),
+            (Op::Fill, false) => replay(base, calls, move |d, _, n| {
+                cachecopy::fill_raw(d, byte, n, konst::<M>())
+            }),
+            (Op::Fill, true) => replay(base, calls, move |d, _, n| {
+                cachecopy::fill_raw(d, byte, n, per_call(&mode))
+            }),
+            (Op::Move, false) => replay(base, calls, |d, s, n| {
+                cachecopy::move_raw(d, s, n, konst::<M>())
+            }),
+            (Op::Move, true) => replay(base, calls, move |d, s, n| {
+                cachecopy::move_raw(d, s, n, per_call(&mode))
+            }),
         }
     }
 }

@@ -338,6 +338,34 @@ impl Sequence {
     }
 }
 
+/// Replays `calls` in the buffer at `base`: `f(dst, src, len)` with each call's addresses, in
+/// order. Every variant a measurement compares (cachecopy's, glibc's, LibMem's) runs in this
+/// loop, so that each pays the same harness work per call: the loads of the call's offsets and
+/// length (the source's only where `f` reads it) and two additions to `base`, held in a
+/// register. What `f` captures, it holds by value: a function pointer or a byte stays in a
+/// register too, unless `f` reads it through [`per_call`]. Not inlined: each `f` makes a
+/// function of its own, so a variant's loop starts at a function boundary and does not move
+/// when another variant's code changes (docs/small-calls.md, "Calls of changing size").
+#[inline(never)]
+pub fn replay<F: FnMut(*mut u8, *const u8, usize)>(base: *mut u8, calls: &[Call], mut f: F) {
+    for c in calls {
+        f(
+            base.wrapping_add(c.dst as usize),
+            base.wrapping_add(c.src as usize).cast_const(),
+            c.len as usize,
+        );
+    }
+}
+
+/// `*slot`, loaded from memory at every use (a volatile read the compiler can neither fold nor
+/// hoist): a value a caller reads per call, as a per-socket policy's mode, at the price of one
+/// load and nothing else.
+#[inline(always)]
+pub fn per_call<T: Copy>(slot: &T) -> T {
+    // SAFETY: `slot` is a valid, aligned reference to an initialised `T`.
+    unsafe { std::ptr::read_volatile(slot) }
+}
+
 /// The 64-byte blocks of a part of a buffer, in a scattered order that visits each once per
 /// lap: block `(k * odd) mod 2^m`, skipping those past the part's end.
 struct Walk {
@@ -495,5 +523,26 @@ mod tests {
         for n in 0..=64u32 {
             assert!(u.calls.iter().any(|c| c.len == n), "{n} never drawn");
         }
+    }
+
+    /// `replay` hands every call's addresses and length to `f`, in order, and nothing else;
+    /// `per_call` reads the value it is given.
+    #[test]
+    fn replay_passes_each_call_in_order() {
+        let seq = Sequence::new(Op::Move, Sizes::Fleet, 4096, 300, 9);
+        let mut buf = vec![0u8; 4096];
+        let base = buf.as_mut_ptr();
+        let mut seen = Vec::new();
+        replay(base, &seq.calls, |d, s, n| {
+            seen.push((d as usize - base as usize, s as usize - base as usize, n));
+        });
+        let want: Vec<(usize, usize, usize)> = seq
+            .calls
+            .iter()
+            .map(|c| (c.dst as usize, c.src as usize, c.len as usize))
+            .collect();
+        assert_eq!(seen, want);
+        assert_eq!(per_call(&0x5au8), 0x5a);
+        assert_eq!(per_call(&Sizes::Uniform(1, 2)), Sizes::Uniform(1, 2));
     }
 }

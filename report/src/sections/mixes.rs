@@ -16,7 +16,9 @@
 //! the mode a constant, and `Auto` with the mode a run-time value, against glibc's `memcpy`,
 //! `memset` and `memmove` called through a pointer, and against AOCL-LibMem's where the user
 //! names a build (`--libmem PATH` or `CACHECOPY_LIBMEM`; `cachecopy_arena::peer`), skipped with
-//! a message otherwise. Every variant has its own buffers and its own timing function; a round
+//! a message otherwise. Every variant has its own buffers and its own instance of one loop
+//! (`mix::replay`), so that all pay the same harness work per call and differ in the call alone
+//! (the C functions through a pointer held in a register; the run-time mode one load); a round
 //! times every variant once on the round's slice of the sequence, in a fresh order; each figure
 //! is the median over rounds of ns per call, each ratio paired per round (the baseline's time ÷
 //! ours). Every ratio is registered in the session's findings: against glibc, against LibMem
@@ -28,11 +30,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use cachecopy::Mode;
-use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
+use cachecopy_arena::mix::{per_call, replay, Call, Op, Sequence, Sizes};
 use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn, Peer};
 use serde::Serialize;
 
-use crate::measure::{opaque, opaque_mode, round_order, Buf};
+use crate::measure::{opaque, round_order, Buf};
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -110,15 +112,11 @@ struct Budget {
     calls: usize,
 }
 
-/// Runs `calls` through `f`; ns per call. Not inlined: each variant's closure makes a function
-/// of its own, so the loop a variant is timed in starts at a function boundary and does not
-/// move when another variant's code changes (see section 8's `each`).
-#[inline(never)]
-fn each(calls: &[Call], mut f: impl FnMut(&Call)) -> f64 {
+/// Replays `calls` through `f` in the buffer at `base` (`mix::replay`, the one loop every
+/// variant runs in); ns per call.
+fn each(base: *mut u8, calls: &[Call], f: impl FnMut(*mut u8, *const u8, usize)) -> f64 {
     let t = Instant::now();
-    for c in calls {
-        f(c);
-    }
+    replay(base, calls, f);
     t.elapsed().as_nanos() as f64 / calls.len().max(1) as f64
 }
 
@@ -148,16 +146,16 @@ impl CFns {
     }
 }
 
-/// Times `v` doing `op` over `calls` in the buffer at `base`; ns per call.
+/// Times `v` doing `op` over `calls` in the buffer at `base`; ns per call. Every arm runs
+/// the same loop (`each`); what a closure captures it holds by value (the C function's
+/// pointer, the fill's byte), so the arms differ in the call alone. The run-time mode is the
+/// one value a call loads ([`per_call`]), as a per-socket policy is read.
 ///
 /// # Safety
 /// Every call's ranges (`Call::dst`/`src` + `len`) lie in the `region` bytes at `base`, which
 /// nothing else accesses meanwhile; copies' ranges do not overlap.
 unsafe fn time(v: Variant, op: Op, base: *mut u8, calls: &[Call], c: Option<CFns>) -> f64 {
     use Mode::{Auto, Temporal};
-    let d = |c: &Call| base.wrapping_add(c.dst as usize);
-    let s = |c: &Call| base.wrapping_add(c.src as usize).cast_const();
-    let n = |c: &Call| c.len as usize;
     let byte = opaque(0x5a) as u8;
     // SAFETY (every arm): the caller's contract: each range lies in the buffer; `memcpy` and
     // `copy_raw` get disjoint ranges, `memmove` and `move_raw` allow overlap.
@@ -165,44 +163,45 @@ unsafe fn time(v: Variant, op: Op, base: *mut u8, calls: &[Call], c: Option<CFns
         match (op, v) {
             (_, Variant::Glibc | Variant::LibMem) => {
                 let f = black_box(c.expect("C functions for glibc and LibMem"));
+                let (memcpy, memset, memmove) = (f.memcpy, f.memset, f.memmove);
                 match op {
-                    Op::Copy => each(calls, |c| {
-                        (f.memcpy)(d(c).cast(), s(c).cast(), n(c));
+                    Op::Copy => each(base, calls, move |d, s, n| {
+                        memcpy(d.cast(), s.cast(), n);
                     }),
-                    Op::Fill => each(calls, |c| {
-                        (f.memset)(d(c).cast(), i32::from(byte), n(c));
+                    Op::Fill => each(base, calls, move |d, _, n| {
+                        memset(d.cast(), i32::from(byte), n);
                     }),
-                    Op::Move => each(calls, |c| {
-                        (f.memmove)(d(c).cast(), s(c).cast(), n(c));
+                    Op::Move => each(base, calls, move |d, s, n| {
+                        memmove(d.cast(), s.cast(), n);
                     }),
                 }
             }
-            (Op::Copy, Variant::Const(Temporal)) => {
-                each(calls, |c| cachecopy::copy_raw(d(c), s(c), n(c), Temporal))
-            }
+            (Op::Copy, Variant::Const(Temporal)) => each(base, calls, |d, s, n| {
+                cachecopy::copy_raw(d, s, n, Temporal)
+            }),
             (Op::Copy, Variant::Const(_)) => {
-                each(calls, |c| cachecopy::copy_raw(d(c), s(c), n(c), Auto))
+                each(base, calls, |d, s, n| cachecopy::copy_raw(d, s, n, Auto))
             }
-            (Op::Copy, Variant::Run(m)) => each(calls, |c| {
-                cachecopy::copy_raw(d(c), s(c), n(c), opaque_mode(m))
+            (Op::Copy, Variant::Run(m)) => each(base, calls, move |d, s, n| {
+                cachecopy::copy_raw(d, s, n, per_call(&m))
             }),
-            (Op::Fill, Variant::Const(Temporal)) => {
-                each(calls, |c| cachecopy::fill_raw(d(c), byte, n(c), Temporal))
-            }
-            (Op::Fill, Variant::Const(_)) => {
-                each(calls, |c| cachecopy::fill_raw(d(c), byte, n(c), Auto))
-            }
-            (Op::Fill, Variant::Run(m)) => each(calls, |c| {
-                cachecopy::fill_raw(d(c), byte, n(c), opaque_mode(m))
+            (Op::Fill, Variant::Const(Temporal)) => each(base, calls, move |d, _, n| {
+                cachecopy::fill_raw(d, byte, n, Temporal)
             }),
-            (Op::Move, Variant::Const(Temporal)) => {
-                each(calls, |c| cachecopy::move_raw(d(c), s(c), n(c), Temporal))
-            }
+            (Op::Fill, Variant::Const(_)) => each(base, calls, move |d, _, n| {
+                cachecopy::fill_raw(d, byte, n, Auto)
+            }),
+            (Op::Fill, Variant::Run(m)) => each(base, calls, move |d, _, n| {
+                cachecopy::fill_raw(d, byte, n, per_call(&m))
+            }),
+            (Op::Move, Variant::Const(Temporal)) => each(base, calls, |d, s, n| {
+                cachecopy::move_raw(d, s, n, Temporal)
+            }),
             (Op::Move, Variant::Const(_)) => {
-                each(calls, |c| cachecopy::move_raw(d(c), s(c), n(c), Auto))
+                each(base, calls, |d, s, n| cachecopy::move_raw(d, s, n, Auto))
             }
-            (Op::Move, Variant::Run(m)) => each(calls, |c| {
-                cachecopy::move_raw(d(c), s(c), n(c), opaque_mode(m))
+            (Op::Move, Variant::Run(m)) => each(base, calls, move |d, s, n| {
+                cachecopy::move_raw(d, s, n, per_call(&m))
             }),
         }
     }
