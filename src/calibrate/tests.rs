@@ -243,13 +243,39 @@ fn the_engine_check_compares_every_candidate_against_the_rule() {
     let t = c.trials();
     assert_eq!(t[0].engine, c.rule);
     if t.len() > 1 {
-        // Measured: the rule's own ratio is 1 in every round.
         assert_ne!(c.outcome, Outcome::NotMeasured, "{c:?}");
-        assert!((t[0].temporal - 1.0).abs() < 1e-9 && (t[0].stream - 1.0).abs() < 1e-9);
-        assert!(t[1..].iter().all(|t| t.engine != c.rule && t.rounds > 0));
+        assert!(t.iter().all(|x| x.rounds == t[0].rounds), "{c:?}");
+        assert!(t[1..].iter().all(|t| t.engine != c.rule));
+        if t[0].rounds == 0 {
+            // The budget ran out before the first round (a slow or loaded host, a sanitizer):
+            // nothing measured, nothing taken.
+            assert_eq!(c.outcome, Outcome::OutOfTime, "{c:?}");
+            assert!(t[0].temporal.is_nan() && t[0].stream.is_nan());
+            assert_eq!(decided_engine(&c), c.rule);
+        } else {
+            // Measured: the rule's own ratio is 1 in every round.
+            assert!((t[0].temporal - 1.0).abs() < 1e-9 && (t[0].stream - 1.0).abs() < 1e-9);
+        }
     }
     let decided = decided_engine(&c);
     assert!(Engine::supported().contains(&decided), "{decided}");
+}
+
+#[test]
+fn an_engine_check_out_of_time_takes_nothing() {
+    // No budget: the check stops before its first round, as on a loaded host or under a
+    // sanitizer, and keeps the rule.
+    let c = engine_check(&crate::arch::detect(), core::time::Duration::ZERO);
+    let t = c.trials();
+    assert_eq!(t[0].engine, c.rule);
+    if t.len() > 1 {
+        assert_eq!(c.outcome, Outcome::OutOfTime, "{c:?}");
+        assert!(
+            t.iter().all(|x| x.rounds == 0 && x.temporal.is_nan()),
+            "{c:?}"
+        );
+    }
+    assert_eq!(decided_engine(&c), c.rule);
 }
 
 /// A fixed buffer, to show the line needs no allocation.
