@@ -110,4 +110,5 @@ pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfence
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,
+    set_stream_pages, stream_pages,
 };

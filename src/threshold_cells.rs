@@ -38,6 +38,10 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
+/// How many 4 KiB pages of the source a streamed copy reads at once (`kernel::copy_nontemporal`):
+/// 2, 4 or 8; any other value (1, and `UNSET` before detection) reads them in order.
+pub(crate) static STREAM_PAGES: AtomicUsize = AtomicUsize::new(UNSET);
+
 /// Whether a short fill at the call site (`kernel::small`) takes the masked class: it does when
 /// its destination's offset in its 4 KiB page is below this bound. 0 (never) unless the
 /// record's `Small` chose masked fills on a CPU that runs them, then

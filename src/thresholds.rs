@@ -112,6 +112,42 @@ pub fn set_rep_movsb_threshold(bytes: usize) {
     threshold_cells::REP_MOVSB.store(threshold_cells::stored(bytes), Ordering::Relaxed);
 }
 
+/// How many 4 KiB pages of the source a streamed copy (`NonTemporal`, and `Auto` from
+/// [`nt_threshold`]) reads at once: 1 reads them in order; 2, 4 or 8 take a line from each of
+/// that many pages in turn, so that memory serves that many streams at once. The rule is per CPU
+/// (4 on the Intel model where runs compared them, 1 elsewhere: docs/performance.md, "Reading
+/// pages at once"). Overridden by the `pages` field of `CACHECOPY_TUNE` (with `std`) or
+/// [`set_stream_pages`].
+///
+/// ```
+/// assert!([1, 2, 4, 8].contains(&cachecopy::stream_pages()));
+/// ```
+pub fn stream_pages() -> usize {
+    dispatch::active();
+    threshold_cells::STREAM_PAGES.load(Ordering::Relaxed)
+}
+
+/// Sets [`stream_pages`] for the whole process. A copy racing the call reads with the old or the
+/// new value, both correct.
+///
+/// # Panics
+/// If `pages` is not 1, 2, 4 or 8.
+///
+/// ```
+/// let before = cachecopy::stream_pages();
+/// cachecopy::set_stream_pages(4);
+/// assert_eq!(cachecopy::stream_pages(), 4);
+/// cachecopy::set_stream_pages(before);
+/// ```
+pub fn set_stream_pages(pages: usize) {
+    assert!(
+        matches!(pages, 1 | 2 | 4 | 8),
+        "set_stream_pages: {pages} is not 1, 2, 4 or 8"
+    );
+    dispatch::active();
+    threshold_cells::STREAM_PAGES.store(pages, Ordering::Relaxed);
+}
+
 /// The unit tests' hold on the process-wide thresholds: `dispatch::TEST_THRESHOLDS` locked, and
 /// the [`nt_threshold`] and [`fill_nt_threshold`] in force when taken set back when dropped
 /// (also when a test fails), before the lock is released.

@@ -258,27 +258,37 @@ fn the_records_line_sets_every_choice_again() {
     assert_eq!(err, "");
     // Every field is set by the line; the flush instruction too ("fence only" runs anywhere),
     // and the small calls' classes (`plain` runs anywhere).
-    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only,small=plain");
+    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only,small=plain,pages=2");
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &line)]);
     assert!(got.starts_with("nt=4M,"), "{got}");
     assert!(
-        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only,small=plain"),
+        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only,small=plain,pages=2"),
         "{got}"
     );
     assert_eq!(err, "");
+    // Pages: 1, 2, 4 or 8; anything else is refused and the rule's count stays.
+    let rule_pages = builtin.rsplit_once(",pages=").expect("a pages field").1;
+    for bad in ["3", "0", "16", "4K"] {
+        let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &format!("pages={bad}"))]);
+        assert!(got.ends_with(&format!(",pages={rule_pages}")), "{got}");
+        assert!(
+            err.contains(&format!("pages={bad}")) && err.contains("1, 2, 4 or 8"),
+            "{err}"
+        );
+    }
     // The masked classes only where the CPU runs them; elsewhere the field is refused.
     let masks = common::runs_masked_small();
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked-fills")]);
     if masks {
-        assert!(got.ends_with(",small=masked-fills"), "{got}");
+        assert!(got.contains(",small=masked-fills,"), "{got}");
         assert_eq!(err, "");
     } else {
-        assert!(got.ends_with(",small=plain"), "{got}");
+        assert!(got.contains(",small=plain,"), "{got}");
         assert!(err.contains("small=masked-fills"), "{err}");
     }
     // Copies never take masks: a value that asked for them is refused on every CPU, and the
     // rule's own choice stays.
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked")]);
-    assert!(!got.ends_with(",small=masked"), "{got}");
+    assert!(!got.contains(",small=masked,"), "{got}");
     assert!(err.contains("small=masked"), "{err}");
 }

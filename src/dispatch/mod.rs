@@ -381,6 +381,7 @@ pub fn tuning() -> Tuning {
         rep_movsb: 0,
         fill_rep: 0,
         small: Small::from_fill_bound(threshold_cells::MASKED_FILL_BELOW.load(Ordering::Relaxed)),
+        pages: 0,
     };
     t.load_thresholds();
     t

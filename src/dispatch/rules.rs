@@ -55,6 +55,24 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         rep_movsb: default_rep_movsb(cpu),
         fill_rep: default_fill_rep(cpu, widest),
         small: default_small(cpu),
+        pages: default_pages(cpu),
+    }
+}
+
+/// How many 4 KiB pages of the source a streamed copy reads at once, by CPU, each rule as wide
+/// as its runs (docs/performance.md, "Reading pages at once"):
+///
+/// - **Intel family 6 model 167 (run: docs/machines/intel-xeon-f6m167.md)**: 4. Four pages at
+///   once led one page in order from 2 MiB to 1 GiB, with the source in memory and cached
+///   alike, and turned the largest copies from behind glibc's `memcpy` (which reads four,
+///   `large_memcpy_4x`) to level or ahead.
+/// - **Every other CPU**: 1 (in order). No run of the other CPUs met compared the two.
+///   `CACHECOPY_TUNE=pages=4` tries it on any CPU.
+fn default_pages(cpu: &Cpu) -> usize {
+    if cpu.arch == "x86_64" && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
+        4
+    } else {
+        1
     }
 }
 

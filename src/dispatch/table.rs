@@ -108,7 +108,7 @@ macro_rules! kernels {
             entry!([$($feature)?] extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) =
                 copy_temporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
-                nontemporal::<$v, Mem>(d, Mem(s), n));
+                crate::kernel::copy_nontemporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 flush_cache::<$v, Mem>(d, Mem(s), n, op));
             entry!([$($feature)?] extern "C" fn fill_t(d: *mut u8, b: u8, n: usize) =

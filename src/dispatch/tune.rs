@@ -23,7 +23,7 @@ use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
 use crate::threshold_cells::{
-    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_FILL_WINDOWS, REP_MOVSB, UNSET,
+    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_FILL_WINDOWS, REP_MOVSB, STREAM_PAGES, UNSET,
 };
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
@@ -101,6 +101,9 @@ pub struct Tuning {
     pub fill_rep: usize,
     /// How fills of 0 to 64 bytes are made at the call site (`small=plain` or `masked-fills`).
     pub small: Small,
+    /// How many 4 KiB pages of the source a streamed copy reads at once (`pages=`: 1, 2, 4 or
+    /// 8); see [`set_stream_pages`](crate::set_stream_pages).
+    pub pages: usize,
 }
 
 /// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
@@ -175,6 +178,8 @@ pub(crate) enum Kind {
     Flush,
     /// `plain`, or `masked-fills` and `masked` where this CPU runs the masked class.
     Small,
+    /// A number of pages: 1, 2, 4 or 8.
+    Pages,
 }
 
 /// One field's value.
@@ -229,6 +234,10 @@ impl Kind {
                 .and_then(Small::from_name)
                 .filter(|&s| s == Small::Plain || runs.masks)
                 .map(Value::Small),
+            Kind::Pages => match v {
+                b"1" | b"2" | b"4" | b"8" => Some(Value::Size(usize::from(v[0] - b'0'))),
+                _ => None,
+            },
         }
     }
 }
@@ -264,6 +273,7 @@ impl fmt::Display for Expected<'_> {
             }
             Kind::Small if self.1.masks => f.write_str("plain or masked-fills"),
             Kind::Small => f.write_str("plain (this CPU does not run the masked class)"),
+            Kind::Pages => f.write_str("1, 2, 4 or 8"),
         }
     }
 }
@@ -329,7 +339,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 10] = [
+pub(crate) static FIELDS: [Field; 11] = [
     size!("nt", c"CACHECOPY_NT_THRESHOLD", nt, Some(FILL)),
     size!("fill_nt", c"CACHECOPY_FILL_NT_THRESHOLD", fill_nt, None),
     size!(
@@ -381,6 +391,14 @@ pub(crate) static FIELDS: [Field; 10] = [
             }
         },
         get: Some(|t| Value::Small(t.small)),
+    },
+    Field {
+        name: "pages",
+        var: None,
+        var_also: None,
+        kind: Kind::Pages,
+        set: |t, v| t.pages = v.size(),
+        get: Some(|t| Value::Size(t.pages)),
     },
 ];
 
@@ -579,18 +597,20 @@ impl Tuning {
         }
     }
 
-    fn thresholds_mut(&mut self) -> [&mut usize; 4] {
+    fn thresholds_mut(&mut self) -> [&mut usize; 5] {
         [
             &mut self.nt,
             &mut self.fill_nt,
             &mut self.rep_movsb,
             &mut self.fill_rep,
+            &mut self.pages,
         ]
     }
 }
 
-/// The cells of the thresholds, in the record's order.
-static CELLS: [&AtomicUsize; 4] = [&COPY_NT, &FILL_NT, &REP_MOVSB, &FILL_REP];
+/// The cells of the thresholds (and of the pages a streamed copy reads at once), in the
+/// record's order.
+static CELLS: [&AtomicUsize; 5] = [&COPY_NT, &FILL_NT, &REP_MOVSB, &FILL_REP, &STREAM_PAGES];
 
 /// `nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,stream=avx2,edges=overlap,flush=clwb`:
 /// every field, as `CACHECOPY_TUNE` reads it back. Writes into any `fmt::Write` without

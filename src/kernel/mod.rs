@@ -342,21 +342,71 @@ pub(crate) unsafe fn stream_span<V: Vector, S: ByteSource>(
     src: S,
     len: usize,
 ) -> (usize, usize) {
+    // SAFETY: forwarded contract.
+    unsafe { stream_span_paged::<V, S>(dst, src, len, 1) }
+}
+
+/// The bytes one step of [`stream_span_paged`] reads from each source page.
+const PAGE_STEP: usize = 4096;
+
+/// [`stream_span`] reading the source `pages` 4 KiB pages at a time (1, 2, 4 or 8; anything
+/// else counts as 1): the body goes in groups of `pages * 4 KiB`, each group a line from every
+/// page in turn, so that the memory reads that many streams at once (glibc's `large_memcpy_4x`
+/// does the same). Lines left after the last whole group go in order. Which CPUs take it is a
+/// rule per CPU (`pages=` in the tuning line, docs/performance.md, "Reading pages at once").
+///
+/// Every destination line is still written once and every source byte read once; only the
+/// order differs, so the source and destination must not overlap (a copy's contract).
+///
+/// # Safety
+/// As [`stream_span`].
+#[inline(always)]
+pub(crate) unsafe fn stream_span_paged<V: Vector, S: ByteSource>(
+    dst: *mut u8,
+    src: S,
+    len: usize,
+    pages: usize,
+) -> (usize, usize) {
     let head = (dst as usize).wrapping_neg() & (STREAM_LINE - 1);
     let body_end = head + ((len - head) & !(STREAM_LINE - 1));
     prefetch_ends(dst, len);
-    // SAFETY: `head < STREAM_LINE <= len` and `body_end <= len`; every streamed register is
-    // `V::BYTES`-aligned because `dst + head` is line-aligned and `V::BYTES` divides the line.
-    unsafe {
-        let mut off = head;
-        while off < body_end {
-            let mut i = 0;
-            while i < STREAM_LINE {
-                src.vector::<V>(off + i).stream(dst.add(off + i));
-                i += V::BYTES;
-            }
-            off += STREAM_LINE;
+    // Streams the line at `off` (line-aligned in `dst`).
+    let line = |off: usize| {
+        let mut i = 0;
+        while i < STREAM_LINE {
+            // SAFETY: `off + STREAM_LINE <= body_end <= len` (below); `dst + off` is
+            // line-aligned and `V::BYTES` divides the line, so every register is aligned.
+            unsafe { src.vector::<V>(off + i).stream(dst.add(off + i)) };
+            i += V::BYTES;
         }
+    };
+    // Whole groups of `P` pages from `off`, a line of each page in turn; returns where they end.
+    #[inline(always)]
+    fn groups<const P: usize>(mut off: usize, body_end: usize, line: impl Fn(usize)) -> usize {
+        while body_end - off >= P * PAGE_STEP {
+            let mut o = 0;
+            while o < PAGE_STEP {
+                for p in 0..P {
+                    line(off + p * PAGE_STEP + o);
+                }
+                o += STREAM_LINE;
+            }
+            off += P * PAGE_STEP;
+        }
+        off
+    }
+    let mut off = match pages {
+        2 => groups::<2>(head, body_end, line),
+        4 => groups::<4>(head, body_end, line),
+        8 => groups::<8>(head, body_end, line),
+        _ => head,
+    };
+    while off < body_end {
+        line(off);
+        off += STREAM_LINE;
+    }
+    // SAFETY: `head < STREAM_LINE <= len` and `body_end <= len`.
+    unsafe {
         temporal::<V, S>(dst, src, head);
         temporal::<V, S>(dst.add(body_end), src.skip(body_end), len - body_end);
     }
@@ -375,6 +425,31 @@ pub(crate) unsafe fn nontemporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S,
             temporal::<V, S>(dst, src, len);
         } else {
             stream_span::<V, S>(dst, src, len);
+            arch::stream_fence();
+        }
+    }
+}
+
+/// How many pages of the source a streamed copy reads at once (the published
+/// `threshold_cells::STREAM_PAGES`; [`stream_span_paged`] reads any value but 2, 4 and 8 as 1).
+#[inline(always)]
+pub(crate) fn stream_pages() -> usize {
+    crate::threshold_cells::STREAM_PAGES.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// A `NonTemporal` copy: as [`nontemporal`], the source read the published number of pages at
+/// a time ([`stream_span_paged`], `threshold_cells::STREAM_PAGES`).
+///
+/// # Safety
+/// As [`temporal`], and the ranges do not overlap.
+#[inline(always)]
+pub(crate) unsafe fn copy_nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; the fence follows every streamed store.
+    unsafe {
+        if len < STREAM_MIN {
+            temporal::<V, Mem>(dst, Mem(src), len);
+        } else {
+            stream_span_paged::<V, Mem>(dst, Mem(src), len, stream_pages());
             arch::stream_fence();
         }
     }

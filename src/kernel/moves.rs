@@ -30,7 +30,7 @@
 //! move, so none is brought back into the cache.
 
 use super::STREAM_MIN;
-use super::{copy_temporal, stream_span, temporal, Mem};
+use super::{copy_temporal, stream_span_paged, temporal, Mem};
 use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
 use crate::vector::Vector;
@@ -195,7 +195,7 @@ unsafe fn store4<const ALIGNED: bool, V: Vector>(v: [V; 4], dst: *mut u8, off: u
 
 /// The streamed move of overlapping ranges, `len >= 2 * STREAM_LINE`: the partial lines with
 /// ordinary stores, the whole lines streamed, walking in `lie`'s direction. Returns the streamed
-/// span `(head, body_end)`, as [`stream_span`]. No fence.
+/// span `(head, body_end)`, as [`stream_span`](super::stream_span). No fence.
 ///
 /// # Safety
 /// As [`move_temporal`], `lie` is `Down` or `Up` for these ranges, `len >= 2 * STREAM_LINE`; the
@@ -261,7 +261,7 @@ pub(crate) unsafe fn move_stream<V: Vector>(dst: *mut u8, src: *const u8, len: u
     unsafe {
         match lie(dst, src, len) {
             Lie::Disjoint => {
-                stream_span::<V, Mem>(dst, Mem(src), len);
+                stream_span_paged::<V, Mem>(dst, Mem(src), len, super::stream_pages());
             }
             Lie::Same => return false,
             l => {
