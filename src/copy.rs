@@ -72,7 +72,7 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe { copy_via_table(dst, src, len, mode) }
+    unsafe { copy_via_table(dst, src, len, mode) };
 }
 
 /// [`copy_raw`] past the inline classes. A call that stores temporally at this length (below
@@ -87,7 +87,7 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(always)]
-unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
     // SAFETY: forwarded contract; the published temporal entry runs on
     // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
@@ -107,11 +107,12 @@ unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// `copy_raw`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
     // memory in any kernel (every move lies inside `0..len`).
-    unsafe { copy_on(k, dst, src, len, mode.resolve(len, copy_below())) }
+    unsafe { copy_on(k, dst, src, len, mode.resolve(len, copy_below())) };
+    dst
 }
 
 /// Writes back every line of `dst..dst + len` that a `FlushCache` call of the inline path just
@@ -285,6 +286,26 @@ pub fn zero(dst: &mut [u8], mode: Mode) {
 /// - when `len == 0` nothing is accessed and `dst` may be null or dangling.
 #[inline(always)]
 pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    // SAFETY: forwarded contract.
+    unsafe { memset_raw(dst, byte, len, mode) };
+}
+
+/// [`fill_raw`], returning `dst` as C's `memset` does: for C-shaped callers, as
+/// [`memmove_raw`](crate::memmove_raw).
+///
+/// # Safety
+/// [`fill_raw`]'s contract.
+///
+/// ```
+/// let mut buf = [0u8; 100];
+/// let p = buf.as_mut_ptr();
+/// // SAFETY: `p` is valid for 100 bytes.
+/// let r = unsafe { cachecopy::memset_raw(p, 7, 100, cachecopy::Mode::Auto) };
+/// assert_eq!(r, p);
+/// assert!(buf.iter().all(|&b| b == 7));
+/// ```
+#[inline(always)]
+pub unsafe fn memset_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
     if len <= kernel::small::MAX {
         // SAFETY: forwarded contract. Every mode stores this few bytes with ordinary stores
         // (streaming starts at `STREAM_MIN`), so inline stores are that mode; FlushCache then
@@ -295,7 +316,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
                 flush_inline(dst, len, true);
             }
         }
-        return;
+        return dst;
     }
     // SAFETY: forwarded contract.
     unsafe { fill_via_table(dst, byte, len, mode) }
@@ -307,7 +328,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(always)]
-unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
     // SAFETY: forwarded contract; the published temporal entry runs on
     // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
@@ -324,10 +345,11 @@ unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// `fill_raw`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
     let k = dispatch::active();
     // SAFETY: forwarded contract; the detected backend runs on this CPU.
-    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_below())) }
+    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_below())) };
+    dst
 }
 
 /// Fills with exactly `backend`.
@@ -444,7 +466,8 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
     // fence, and the caller fences the rest (see above).
     unsafe {
         if mode.stores_temporally(len, copy_below()) {
-            return (dispatch::detected().copy_temporal)(dst, src, len);
+            (dispatch::detected().copy_temporal)(dst, src, len);
+            return;
         }
         copy_unfenced_table(dst, src, len, mode)
     }
@@ -485,7 +508,8 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
     // fence, and the caller fences the rest.
     unsafe {
         if mode.stores_temporally(len, fill_below()) {
-            return (dispatch::detected().fill_temporal)(dst, byte, len);
+            (dispatch::detected().fill_temporal)(dst, byte, len);
+            return;
         }
         fill_unfenced_table(dst, byte, len, mode)
     }

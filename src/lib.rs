@@ -97,7 +97,7 @@ pub use batch::{batch, batch_with, Batch};
 pub use calibrate::calibrate;
 pub use copy::{
     copy, copy_raw, copy_raw_unfenced, copy_with, copy_with_engine, copy_with_flush, fence, fill,
-    fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, zero,
+    fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, memset_raw, zero,
 };
 pub use cpu::{Caches, Cpu, Features, FlushOp};
 pub use dispatch::engine::{Backend, Edges, Engine};
@@ -106,7 +106,7 @@ pub use dispatch::supported::Unsupported;
 pub use dispatch::tune::{Small, Tuning};
 pub use dispatch::{cpu, engine, tuning};
 pub use mode::{Mode, UnknownMode};
-pub use moves::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
+pub use moves::{copy_within, copy_within_with_engine, memmove_raw, move_raw, move_raw_unfenced};
 pub use thresholds::{
     fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
     set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,

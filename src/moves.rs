@@ -42,7 +42,9 @@ pub(crate) unsafe fn move_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usi
     // SAFETY: forwarded contract.
     unsafe {
         match store {
-            Store::Temporal => (k.moves.temporal)(dst, src, len),
+            Store::Temporal => {
+                (k.moves.temporal)(dst, src, len);
+            }
             Store::NonTemporal => (k.moves.nontemporal)(dst, src, len),
             Store::Flush(op) => (k.moves.flush)(dst, src, len, op),
         }
@@ -220,6 +222,27 @@ pub fn copy_within_with_engine(
 /// ```
 #[inline(always)]
 pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    // SAFETY: forwarded contract.
+    unsafe { memmove_raw(dst, src, len, mode) };
+}
+
+/// [`move_raw`], returning `dst` as C's `memmove` and `memcpy` do: for C-shaped callers (the
+/// preload library's exported functions, a C library's). The kernels past the inline classes
+/// return the destination themselves, so such a caller's call can end in a jump into the
+/// kernel, with nothing held across a call to return.
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+///
+/// ```
+/// let mut buf = *b"0123456789";
+/// let p = buf.as_mut_ptr();
+/// // SAFETY: both ranges inside `buf`; overlap is allowed.
+/// let r = unsafe { cachecopy::memmove_raw(p.add(2), p, 8, cachecopy::Mode::Auto) };
+/// assert_eq!((r, &buf), (p.wrapping_add(2), b"0101234567"));
+/// ```
+#[inline(always)]
+pub unsafe fn memmove_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
     if len <= small::MAX {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode is ordinary stores, which
         // the inline classes are, and each loads before it stores (`kernel::small::move_`);
@@ -230,7 +253,7 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
                 crate::copy::flush_inline(dst, len, true);
             }
         }
-        return;
+        return dst;
     }
     // SAFETY: forwarded contract.
     unsafe { move_via_table(dst, src, len, mode) }
@@ -246,7 +269,7 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(always)]
-unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
     // SAFETY: forwarded contract; the published temporal entry runs on
     // this CPU (before detection the bootstrap table's, which detects first).
     unsafe {
@@ -267,10 +290,11 @@ unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// [`move_raw`]'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
     let k = dispatch::active();
     // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
-    unsafe { move_on(k, dst, src, len, mode.resolve_move(dst, src, len)) }
+    unsafe { move_on(k, dst, src, len, mode.resolve_move(dst, src, len)) };
+    dst
 }
 
 /// [`move_raw`] without the closing fence, for callers that move many buffers and fence once
@@ -315,7 +339,8 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
     // fence, the caller fences the rest.
     unsafe {
         if mode.stores_temporally(len, copy_below()) {
-            return (dispatch::detected().moves.temporal)(dst, src, len);
+            (dispatch::detected().moves.temporal)(dst, src, len);
+            return;
         }
         move_unfenced_table(dst, src, len, mode)
     }

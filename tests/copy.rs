@@ -303,3 +303,32 @@ fn copy_case(b: u8, m: u8, so: u8, d_o: u8, len: u16, seed: u8) -> bool {
     check_fill(backend, mode, d_o, len, byte, &mut dst);
     true
 }
+
+/// `memmove_raw` and `memset_raw` return their destination, as C's `memmove` and `memset` do,
+/// on every path: the inline classes, the table's temporal entry, streaming and the flush
+/// modes, overlapping moves both ways; and they write what `move_raw` and `fill_raw` write.
+#[test]
+fn c_shaped_calls_return_their_destination() {
+    for mode in Mode::ALL {
+        for len in [0, 1, 17, 64, 65, 1000, 1024, 5000, 3 << 20] {
+            let want = pattern(len + 64, len as u8);
+            for shift in [0usize, 9, 64] {
+                let mut buf = want.clone();
+                let p = buf.as_mut_ptr();
+                // SAFETY: both ranges inside `buf` (`len + 64` bytes); overlap is allowed.
+                let r = unsafe { cachecopy::memmove_raw(p.add(shift), p, len, mode) };
+                assert_eq!(r, p.wrapping_add(shift), "{mode:?} len {len} shift {shift}");
+                let mut exp = want.clone();
+                exp.copy_within(0..len, shift);
+                assert!(buf == exp, "{mode:?} len {len}: moved wrong bytes");
+            }
+            let mut buf = vec![CANARY; len + 2];
+            let p = buf.as_mut_ptr();
+            // SAFETY: `p + 1` is valid for `len` bytes.
+            let r = unsafe { cachecopy::memset_raw(p.add(1), 0x3c, len, mode) };
+            assert_eq!(r, p.wrapping_add(1), "{mode:?} len {len}");
+            assert!(all_bytes(&buf[1..=len], 0x3c), "{mode:?} len {len}: filled wrong");
+            assert!(buf[0] == CANARY && buf[len + 1] == CANARY, "{mode:?} len {len}: overran");
+        }
+    }
+}

@@ -92,82 +92,83 @@ extern "C" {
 // ---------------------------------------------------------------- the call path
 
 /// The longest call the crate's inline classes serve at the call site (four 16-byte registers
-/// on x86_64 and aarch64: docs/small-calls.md). Only the shape of the code depends on it: up to
-/// it an `Auto` call is inlined here whole and returns without saving a register; past it, or in
-/// another state, the exported function tail-calls [`moves_out`] / [`fills_out`].
+/// on x86_64 and aarch64: docs/small-calls.md). Only the shape of the code depends on it: the
+/// exported function tests it together with the state, one branch for the calls most programs
+/// make.
 const INLINE: usize = 64;
 const AUTO: u8 = Mode::Auto as u8;
 
 /// A move of `n` bytes (the `memcpy` and `memmove` groups); returns `d`.
+///
+/// In `Auto` the whole call is the crate's C-shaped move ([`cachecopy::memmove_raw`]): its
+/// inline classes up to [`INLINE`] bytes, past them a jump into the kernel, which returns `d`
+/// itself, so the exported function keeps nothing across a call. Any other state goes to
+/// [`moves_out`].
 ///
 /// # Safety
 /// `s` readable and `d` writable for `n` bytes; they may overlap.
 #[inline(always)]
 unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
     let st = STATE.0[g].load(Ordering::Acquire);
-    if n <= INLINE && st == AUTO {
+    if (n <= INLINE) & (st == AUTO) {
         // SAFETY: the caller's contract.
-        unsafe { cachecopy::move_raw(d, s, n, Mode::Auto) };
-        return d;
+        return unsafe { cachecopy::memmove_raw(d, s, n, Mode::Auto) };
+    }
+    if st == AUTO {
+        // SAFETY: the caller's contract.
+        return unsafe { cachecopy::memmove_raw(d, s, n, Mode::Auto) };
     }
     // SAFETY: the caller's contract.
     unsafe { moves_out(d, s, n, st, g) }
 }
 
-/// [`moves`] past the inline classes, or in any state but `Auto`. `extern "C"`: it cannot
-/// unwind, so the exported function needs no landing pad around it and tail-calls it.
+/// [`moves`] in any state but `Auto`. `extern "C"`: it cannot unwind, so the exported
+/// function needs no landing pad around it and tail-calls it.
 ///
 /// # Safety
 /// As [`moves`].
 #[inline(never)]
 unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: usize) -> *mut u8 {
-    // SAFETY: the caller's contract, in all three; in the second `st` is a mode's discriminant.
+    // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
     unsafe {
-        if st == AUTO {
-            cachecopy::move_raw(d, s, n, Mode::Auto)
-        } else if st < COUNTING {
-            cachecopy::move_raw(d, s, n, Mode::ALL[st as usize])
-        } else {
-            slow(g, d, s, 0, n, st)
+        if st < COUNTING {
+            return cachecopy::memmove_raw(d, s, n, Mode::ALL[st as usize]);
         }
+        slow(g, d, s, 0, n, st);
     }
     // Opaque, so that the caller does not keep its own copy of `d` in a saved register across
     // the call (it would, knowing the result is the argument) and can tail-call this instead.
     core::hint::black_box(d)
 }
 
-/// A fill of `n` bytes (the `memset` group); returns `d`.
+/// A fill of `n` bytes (the `memset` group); returns `d`. In `Auto` the crate's C-shaped fill
+/// ([`cachecopy::memset_raw`]), as [`moves`].
 ///
 /// # Safety
 /// `d` writable for `n` bytes.
 #[inline(always)]
 unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
     let st = STATE.0[SET].load(Ordering::Acquire);
-    if n <= INLINE && st == AUTO {
+    if st == AUTO {
         // SAFETY: the caller's contract.
-        unsafe { cachecopy::fill_raw(d, byte, n, Mode::Auto) };
-        return d;
+        return unsafe { cachecopy::memset_raw(d, byte, n, Mode::Auto) };
     }
     // SAFETY: the caller's contract.
     unsafe { fills_out(d, byte, n, st) }
 }
 
-/// [`fills`] past the inline classes, or in any state but `Auto` (`extern "C"`: see
-/// [`moves_out`]).
+/// [`fills`] in any state but `Auto` (`extern "C"`: see [`moves_out`]).
 ///
 /// # Safety
 /// As [`fills`].
 #[inline(never)]
 unsafe extern "C" fn fills_out(d: *mut u8, byte: u8, n: usize, st: u8) -> *mut u8 {
-    // SAFETY: the caller's contract, in all three; in the second `st` is a mode's discriminant.
+    // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
     unsafe {
-        if st == AUTO {
-            cachecopy::fill_raw(d, byte, n, Mode::Auto)
-        } else if st < COUNTING {
-            cachecopy::fill_raw(d, byte, n, Mode::ALL[st as usize])
-        } else {
-            slow(SET, d, core::ptr::null(), byte, n, st)
+        if st < COUNTING {
+            return cachecopy::memset_raw(d, byte, n, Mode::ALL[st as usize]);
         }
+        slow(SET, d, core::ptr::null(), byte, n, st);
     }
     // Opaque: see `moves_out`.
     core::hint::black_box(d)

@@ -170,7 +170,7 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
                 if nt {
                     (k.copy_nontemporal)(ds, cs, size)
                 } else {
-                    (k.copy_temporal)(ds, cs, size)
+                    (k.copy_temporal)(ds, cs, size);
                 }
             }
         };
@@ -180,7 +180,7 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
                 if nt {
                     (k.fill_nontemporal)(ds, 0, size)
                 } else {
-                    (k.fill_temporal)(ds, 0, size)
+                    (k.fill_temporal)(ds, 0, size);
                 }
             }
         };

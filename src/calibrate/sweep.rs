@@ -428,7 +428,7 @@ pub(super) fn rep_sweeps(
         &cold,
         |size, slot| {
             // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
-            unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) }
+            unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) };
         },
     );
     let end = t0.elapsed() + REP_BUDGET;
@@ -440,7 +440,7 @@ pub(super) fn rep_sweeps(
         &cold,
         |size, slot| {
             // SAFETY: as above.
-            unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) }
+            unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) };
         },
     );
 }

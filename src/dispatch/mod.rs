@@ -104,7 +104,7 @@ static BOOTSTRAP: Kernels = Kernels {
 ///
 /// # Safety
 /// `Kernels::copy_temporal`'s contract.
-unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize) {
+unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize) -> *mut u8 {
     // SAFETY: forwarded contract; the detected table's entries run on this CPU.
     unsafe { (active().copy_temporal)(dst, src, len) }
 }
@@ -113,7 +113,7 @@ unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize) {
 ///
 /// # Safety
 /// `Kernels::fill_temporal`'s contract.
-unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize) {
+unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize) -> *mut u8 {
     // SAFETY: forwarded contract; the detected table's entries run on this CPU.
     unsafe { (active().fill_temporal)(dst, byte, len) }
 }
@@ -122,7 +122,7 @@ unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize) {
 ///
 /// # Safety
 /// `MoveKernels::temporal`'s contract.
-unsafe extern "C" fn bootstrap_move(dst: *mut u8, src: *const u8, len: usize) {
+unsafe extern "C" fn bootstrap_move(dst: *mut u8, src: *const u8, len: usize) -> *mut u8 {
     // SAFETY: forwarded contract; the detected table's entries run on this CPU.
     unsafe { (active().moves.temporal)(dst, src, len) }
 }

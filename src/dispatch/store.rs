@@ -38,6 +38,25 @@ impl Store {
     }
 }
 
+/// What an operation returns of its temporal entry's result: nothing for copies, fills and
+/// moves (their temporal entries return the destination, for C-shaped callers; the operations
+/// here do not), the sum for the checksum copies.
+trait Outcome<T> {
+    fn outcome(self) -> T;
+}
+
+impl Outcome<()> for *mut u8 {
+    #[inline(always)]
+    fn outcome(self) {}
+}
+
+impl Outcome<u32> for u32 {
+    #[inline(always)]
+    fn outcome(self) -> u32 {
+        self
+    }
+}
+
 /// One function per operation that runs `store`'s entry of a table: `$name(k, args.., store)`
 /// calls `k.$temporal`, `k.$stream` or `k.$flush` (the latter with the flush op appended).
 macro_rules! by_store {
@@ -49,7 +68,7 @@ macro_rules! by_store {
             // SAFETY: forwarded contract.
             unsafe {
                 match store {
-                    Store::Temporal => (k.$($t).+)($($arg),*),
+                    Store::Temporal => Outcome::outcome((k.$($t).+)($($arg),*)),
                     Store::NonTemporal => (k.$($nt).+)($($arg),*),
                     Store::Flush(op) => (k.$($fl).+)($($arg,)* op),
                 }

@@ -19,11 +19,12 @@ pub(crate) struct Kernels {
     pub(crate) engine: Engine,
     /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entries call
     /// it from the call site past the inline classes (`copy_via_table`) with no landing
-    /// pad, and `copy_table` can tail-jump into it.
-    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
+    /// pad, and `copy_table` can tail-jump into it. Returns the destination, as C's `memcpy`
+    /// does, so that a C-shaped caller (the preload's `memcpy`) can tail-jump into it too.
+    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8,
     pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
-    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize),
+    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize) -> *mut u8,
     pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
     /// RFC 1071 sum, folded to 16 bits: sum only, then fused with each copy kind.
@@ -43,8 +44,8 @@ pub(crate) struct Kernels {
 pub(crate) struct MoveKernels {
     /// Ordinary stores; `extern "C"` (cannot unwind), as `Kernels::copy_temporal`, so that the
     /// dispatched move past the inline classes (`moves::move_via_table`) calls it from the
-    /// call site with no landing pad.
-    pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize),
+    /// call site with no landing pad. Returns the destination, as `Kernels::copy_temporal`.
+    pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8,
     /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.
     pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize),
     /// Streamed, every destination line written back, then the completion fence.
@@ -105,14 +106,19 @@ macro_rules! kernels {
             use crate::kernel::gather::{gather_finish, gather_segs, stream_piece};
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
-            entry!([$($feature)?] extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) =
-                copy_temporal::<$v>(d, s, n));
+            entry!([$($feature)?]
+                extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 = {
+                    copy_temporal::<$v>(d, s, n);
+                    d
+                });
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
                 crate::kernel::copy_nontemporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 flush_cache::<$v, Mem>(d, Mem(s), n, op));
-            entry!([$($feature)?] extern "C" fn fill_t(d: *mut u8, b: u8, n: usize) =
-                fill_temporal::<$v>(d, b, n));
+            entry!([$($feature)?] extern "C" fn fill_t(d: *mut u8, b: u8, n: usize) -> *mut u8 = {
+                fill_temporal::<$v>(d, b, n);
+                d
+            });
             entry!([$($feature)?] fn fill_nt(d: *mut u8, b: u8, n: usize) =
                 nontemporal::<$v, Splat>(d, Splat(b), n));
             entry!([$($feature)?] fn fill_fc(d: *mut u8, b: u8, n: usize, op: FlushOp) =
@@ -148,8 +154,11 @@ macro_rules! kernels {
             entry!([$($feature)?]
                 fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
                 sum::flush_unfenced::<$v>(d, s, n, op));
-            entry!([$($feature)?] extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize) =
-                crate::kernel::moves::move_temporal::<$v>(d, s, n));
+            entry!([$($feature)?]
+                extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 = {
+                    crate::kernel::moves::move_temporal::<$v>(d, s, n);
+                    d
+                });
             entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize) =
                 crate::kernel::moves::move_nontemporal::<$v>(d, s, n));
             entry!([$($feature)?] fn move_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
