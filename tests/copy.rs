@@ -327,8 +327,14 @@ fn c_shaped_calls_return_their_destination() {
             // SAFETY: `p + 1` is valid for `len` bytes.
             let r = unsafe { cachecopy::memset_raw(p.add(1), 0x3c, len, mode) };
             assert_eq!(r, p.wrapping_add(1), "{mode:?} len {len}");
-            assert!(all_bytes(&buf[1..=len], 0x3c), "{mode:?} len {len}: filled wrong");
-            assert!(buf[0] == CANARY && buf[len + 1] == CANARY, "{mode:?} len {len}: overran");
+            assert!(
+                all_bytes(&buf[1..=len], 0x3c),
+                "{mode:?} len {len}: filled wrong"
+            );
+            assert!(
+                buf[0] == CANARY && buf[len + 1] == CANARY,
+                "{mode:?} len {len}: overran"
+            );
         }
     }
 }
