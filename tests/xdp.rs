@@ -566,7 +566,7 @@ fn small(modes: &[Mode], frames: u64) -> xdp::Config {
 }
 
 /// Runs `cfg`; `None` (after printing why) where root, namespaces or AF_XDP are missing.
-fn e2e(cfg: &xdp::Config) -> Option<Result<xdp::Report, xdp::Error>> {
+fn run_or_skip(cfg: &xdp::Config) -> Option<Result<xdp::Report, xdp::Error>> {
     match xdp::run(cfg) {
         Err(xdp::Error::Skip(reason)) => {
             eprintln!("SKIPPED: {reason}");
@@ -576,66 +576,69 @@ fn e2e(cfg: &xdp::Config) -> Option<Result<xdp::Report, xdp::Error>> {
     }
 }
 
+/// Runs `cfg` alone (under `E2E`), hands its result to `check`, then asserts that nothing of
+/// the run is left behind; does neither where the run is skipped (see `run_or_skip`).
+fn e2e(cfg: xdp::Config, check: impl FnOnce(Result<xdp::Report, xdp::Error>)) {
+    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(r) = run_or_skip(&cfg) else { return };
+    check(r);
+    assert_clean();
+}
+
 #[test]
 fn e2e_every_frame_arrives_intact_in_every_mode() {
-    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = xdp::Config {
         modes: xdp::TxMode::all(),
         ..small(&[], 3000)
     };
-    let Some(r) = e2e(&cfg) else {
-        return;
-    };
-    let r = r.expect("the run succeeds");
-    assert_eq!(
-        r.modes.len(),
-        5,
-        "every mode call by call, and NonTemporal batched"
-    );
-    for m in &r.modes {
+    e2e(cfg, |r| {
+        let r = r.expect("the run succeeds");
         assert_eq!(
-            (m.sent, m.intact, m.lost(), m.corrupt),
-            (3000, 3000, 0, 0),
-            "{}",
-            m.mode
+            r.modes.len(),
+            5,
+            "every mode call by call, and NonTemporal batched"
         );
-        assert!(m.ok(), "{m:?}");
-        assert_eq!(m.tx.completed, 3000, "every chunk came back");
-    }
-    assert_eq!(r.tx_invalid_descs, 0);
-    for ns in &r.netns {
-        assert!(!xdp::netns::exists(ns), "{ns} still exists");
-    }
-    assert_clean();
+        for m in &r.modes {
+            assert_eq!(
+                (m.sent, m.intact, m.lost(), m.corrupt),
+                (3000, 3000, 0, 0),
+                "{}",
+                m.mode
+            );
+            assert!(m.ok(), "{m:?}");
+            assert_eq!(m.tx.completed, 3000, "every chunk came back");
+        }
+        assert_eq!(r.tx_invalid_descs, 0);
+        for ns in &r.netns {
+            assert!(!xdp::netns::exists(ns), "{ns} still exists");
+        }
+    });
 }
 
 #[test]
 fn e2e_datagrams_with_a_bad_checksum_are_dropped_and_reported_lost() {
-    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = xdp::Config {
         corrupt: vec![0, 7, 1000, 1999],
         ..small(&[Mode::Temporal, Mode::NonTemporal], 2000)
     };
-    let Some(r) = e2e(&cfg) else { return };
-    let r = r.expect("the run completes");
-    for m in &r.modes {
-        assert_eq!(m.missing, vec![0, 7, 1000, 1999], "{}", m.mode);
-        assert_eq!((m.sent, m.intact, m.corrupt), (2000, 1996, 0), "{}", m.mode);
-        assert!(!m.ok());
-    }
-    assert_clean();
+    e2e(cfg, |r| {
+        let r = r.expect("the run completes");
+        for m in &r.modes {
+            assert_eq!(m.missing, vec![0, 7, 1000, 1999], "{}", m.mode);
+            assert_eq!((m.sent, m.intact, m.corrupt), (2000, 1996, 0), "{}", m.mode);
+            assert!(!m.ok());
+        }
+    });
 }
 
 #[test]
 fn e2e_payload_over_the_mtu_fails_cleanly() {
-    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = xdp::Config {
         max_payload: 1473,
         payload_spread: 1,
         ..small(&[Mode::NonTemporal], 100)
     };
-    let Some(r) = e2e(&cfg) else { return };
-    match r {
+    e2e(cfg, |r| match r {
         Err(xdp::Error::Tx {
             mode:
                 xdp::TxMode {
@@ -653,13 +656,11 @@ fn e2e_payload_over_the_mtu_fails_cleanly() {
                 },
         }) => {}
         other => panic!("expected ExceedsMtu, got {other:?}"),
-    }
-    assert_clean();
+    });
 }
 
 #[test]
 fn e2e_frame_larger_than_a_chunk_fails_cleanly_on_a_jumbo_link() {
-    let _g = E2E.lock().unwrap_or_else(|e| e.into_inner());
     // MTU 9000 lets a 3000-byte payload through; the 2 KiB chunk cannot hold its frame.
     let cfg = xdp::Config {
         mtu: 9000,
@@ -667,8 +668,7 @@ fn e2e_frame_larger_than_a_chunk_fails_cleanly_on_a_jumbo_link() {
         payload_spread: 1,
         ..small(&[Mode::Temporal], 100)
     };
-    let Some(r) = e2e(&cfg) else { return };
-    match r {
+    e2e(cfg, |r| match r {
         Err(xdp::Error::Tx {
             err:
                 TxError::Frame {
@@ -683,8 +683,7 @@ fn e2e_frame_larger_than_a_chunk_fails_cleanly_on_a_jumbo_link() {
             ..
         }) => {}
         other => panic!("expected FrameTooLarge, got {other:?}"),
-    }
-    assert_clean();
+    });
 }
 
 #[test]
@@ -694,7 +693,7 @@ fn e2e_a_panic_mid_run_removes_the_namespaces() {
         panic_after: Some(500),
         ..small(&[Mode::Temporal], 2000)
     };
-    let r = std::panic::catch_unwind(|| e2e(&cfg));
+    let r = std::panic::catch_unwind(|| run_or_skip(&cfg));
     match r {
         Ok(None) => return,
         Ok(Some(r)) => panic!("the induced panic did not happen: {r:?}"),

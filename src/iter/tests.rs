@@ -87,6 +87,13 @@ fn joined(back: &[u8], segs: &[(usize, usize)]) -> Vec<u8> {
     v
 }
 
+/// The segments `segs` (`(start, len)` in `back`) as source descriptors.
+fn iovecs<'a>(back: &'a [u8], segs: &[(usize, usize)]) -> Vec<IoVec<'a>> {
+    segs.iter()
+        .map(|&(s, l)| IoVec::new(&back[s..s + l]))
+        .collect()
+}
+
 /// The shared helpers (`crate::testutil`, also used by the integration tests) against the byte
 /// loops they replace.
 #[test]
@@ -318,10 +325,7 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
     let (segs, size) = layout.carve();
     let backing = patterned(size);
     let flat = joined(&backing, &segs);
-    let iov: Vec<IoVec<'_>> = segs
-        .iter()
-        .map(|&(s, l)| IoVec::new(&backing[s..s + l]))
-        .collect();
+    let iov = iovecs(&backing, &segs);
     let bv: Vec<BioVec<'_>> = segs
         .iter()
         .map(|&(s, l)| {
@@ -461,10 +465,7 @@ fn cursor_case(k: &Kernels, from: &Layout, to: &Layout, len: usize, mode: Mode) 
     let (ssegs, ssize) = from.carve();
     let sback = patterned(ssize);
     let flat = joined(&sback, &ssegs);
-    let siov: Vec<IoVec<'_>> = ssegs
-        .iter()
-        .map(|&(s, l)| IoVec::new(&sback[s..s + l]))
-        .collect();
+    let siov = iovecs(&sback, &ssegs);
     let (dsegs, dsize) = to.carve();
     let mut dback = vec![0xEEu8; dsize];
     let mut model = dback.clone();
@@ -501,27 +502,25 @@ fn qc() -> QuickCheck {
     }
 }
 
-#[test]
-fn gather_matches_model() {
-    fn prop(layout: Layout, ops: Vec<Op>) -> bool {
-        for k in backends() {
-            gather_case(k, &layout, &ops);
+/// A QuickCheck test that runs `$case` on every backend for an arbitrary layout and list of
+/// operations (a macro: `quickcheck` takes a `fn`, not a closure over the case).
+macro_rules! model_test {
+    ($name:ident, $case:ident) => {
+        #[test]
+        fn $name() {
+            fn prop(layout: Layout, ops: Vec<Op>) -> bool {
+                for k in backends() {
+                    $case(k, &layout, &ops);
+                }
+                true
+            }
+            qc().quickcheck(prop as fn(Layout, Vec<Op>) -> bool);
         }
-        true
-    }
-    qc().quickcheck(prop as fn(Layout, Vec<Op>) -> bool);
+    };
 }
 
-#[test]
-fn scatter_matches_model() {
-    fn prop(layout: Layout, ops: Vec<Op>) -> bool {
-        for k in backends() {
-            scatter_case(k, &layout, &ops);
-        }
-        true
-    }
-    qc().quickcheck(prop as fn(Layout, Vec<Op>) -> bool);
-}
+model_test!(gather_matches_model, gather_case);
+model_test!(scatter_matches_model, scatter_case);
 
 #[test]
 fn cursor_to_cursor_matches_model() {
