@@ -14,12 +14,11 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::Mode;
 use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
-use util::mode;
+use util::{copy, glibc_memcpy, glibc_memmove, mode, moves};
 
 /// Calls per sequence: every count ÷ this is per call.
 const CALLS: usize = 1000;
@@ -30,9 +29,7 @@ const REGION: usize = 64 << 10;
 fn input(op: Op, sizes: Sizes) -> (Vec<u8>, Vec<Call>) {
     let seq = Sequence::new(op, sizes, REGION, CALLS, 40 + op as u64);
     // Warm the dispatcher so detection is not in the measured calls.
-    let mut warm = [0u8; 4096];
-    cachecopy::copy(&mut warm, &[1; 4096], Mode::Temporal);
-    cachecopy::fill(&mut warm, 0, Mode::Temporal);
+    util::warm_dispatch();
     (vec![0x3c; REGION], seq.calls)
 }
 
@@ -47,40 +44,15 @@ unsafe extern "C" fn nop(d: *mut u8, s: *const u8, n: usize) {
 }
 
 #[inline(never)]
-unsafe extern "C" fn glibc_memcpy(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: the caller's ranges lie in one buffer and do not overlap.
-    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
-}
-
-#[inline(never)]
 unsafe extern "C" fn glibc_memset(d: *mut u8, _: *const u8, n: usize) {
     // SAFETY: the caller's range lies in its buffer.
     unsafe { libc::memset(d.cast(), 0x5a, n) };
 }
 
 #[inline(never)]
-unsafe extern "C" fn glibc_memmove(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: the caller's ranges lie in one buffer; `memmove` allows overlap.
-    unsafe { libc::memmove(d.cast(), s.cast(), n) };
-}
-
-/// cachecopy in mode `M` ([`mode`]: 0 Temporal, 3 Auto, 9 the run-time mode).
-#[inline(never)]
-unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as `glibc_memcpy`.
-    unsafe { cachecopy::copy_raw(d, s, n, mode::<M>()) }
-}
-
-#[inline(never)]
 unsafe extern "C" fn fill<const M: u8>(d: *mut u8, _: *const u8, n: usize) {
     // SAFETY: as `glibc_memset`.
     unsafe { cachecopy::fill_raw(d, 0x5a, n, mode::<M>()) }
-}
-
-#[inline(never)]
-unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as `glibc_memmove`.
-    unsafe { cachecopy::move_raw(d, s, n, mode::<M>()) }
 }
 
 /// Runs every call through `f`, a pointer the compiler cannot see through.

@@ -14,38 +14,22 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::Mode;
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, LibraryBenchmarkConfig,
 };
-use util::mode;
+use util::{copy, mode, moves};
 
 fn bufs(len: usize) -> (Vec<u8>, Vec<u8>) {
     let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
     // Warm the dispatcher so detection is not in the measured call (the table path at 256 B).
-    let mut warm = [0u8; 4096];
-    cachecopy::copy(&mut warm, &[1; 4096], Mode::Temporal);
-    cachecopy::fill(&mut warm, 0, Mode::Temporal);
+    util::warm_dispatch();
     (src, vec![0u8; len])
 }
 
 // Each call sits in a function of its own with the C ABI, so every variant is measured as one
 // call from the same kind of caller: the caller's register saves and landing pads (which
 // depend on what else it holds) are then the same for all, and the counts differ by the calls.
-
-/// glibc `memcpy`, through the PLT (a tail jump).
-#[inline(never)]
-unsafe extern "C" fn call_memcpy(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: the caller's buffers hold `n` bytes each and do not overlap.
-    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
-}
-
-/// cachecopy in mode `M` ([`mode`]: 0 Temporal, 3 Auto, 9 the run-time mode).
-#[inline(never)]
-unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above.
-    unsafe { cachecopy::copy_raw(d, s, n, mode::<M>()) }
-}
+// The copy and move ones, shared with iai_mixes, are `util`'s.
 
 /// glibc `memset`, through the PLT.
 #[inline(never)]
@@ -58,19 +42,6 @@ unsafe extern "C" fn call_memset(d: *mut u8, b: u8, n: usize) {
 unsafe extern "C" fn fill<const M: u8>(d: *mut u8, b: u8, n: usize) {
     // SAFETY: as above.
     unsafe { cachecopy::fill_raw(d, b, n, mode::<M>()) }
-}
-
-/// glibc `memmove`, through the PLT.
-#[inline(never)]
-unsafe extern "C" fn call_memmove(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: both ranges lie in the caller's one buffer; `memmove` allows overlap.
-    unsafe { libc::memmove(d.cast(), s.cast(), n) };
-}
-
-#[inline(never)]
-unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY: as above; `move_raw` allows overlap.
-    unsafe { cachecopy::move_raw(d, s, n, mode::<M>()) }
 }
 
 /// One buffer of `len + len / 3 + 1` bytes, for a move of `len` bytes down by `len / 3 + 1`.
@@ -117,13 +88,13 @@ macro_rules! variants {
 
 variants! {
     copy_with(bufs: (Vec<u8>, Vec<u8>)) at [8, 64, 128, 256]:
-        glibc_memcpy => call_memcpy, copy_temporal => copy::<0>, copy_auto => copy::<3>,
+        glibc_memcpy => util::glibc_memcpy, copy_temporal => copy::<0>, copy_auto => copy::<3>,
         copy_auto_run_time => copy::<9>;
     fill_with(bufs: (Vec<u8>, Vec<u8>)) at [8, 64, 128, 256]:
         glibc_memset => call_memset, fill_temporal => fill::<0>, fill_auto => fill::<3>,
         fill_auto_run_time => fill::<9>;
     move_with(move_buf: (Vec<u8>, usize)) at [8, 64, 256]:
-        glibc_memmove => call_memmove, move_temporal => moves::<0>, move_auto => moves::<3>,
+        glibc_memmove => util::glibc_memmove, move_temporal => moves::<0>, move_auto => moves::<3>,
         move_auto_run_time => moves::<9>;
 }
 

@@ -40,6 +40,56 @@ pub fn mode<const M: u8>() -> Mode {
     }
 }
 
+/// Runs one copy and one fill, so that the dispatcher's detection is not in a measured call.
+pub fn warm_dispatch() {
+    let mut warm = [0u8; 4096];
+    cachecopy::copy(&mut warm, &[1; 4096], Mode::Temporal);
+    cachecopy::fill(&mut warm, 0, Mode::Temporal);
+}
+
+// The callgrind benches call each variant through a function of its own with the C ABI, so
+// that every variant is one call from the same kind of caller; the copy and move ones follow.
+
+/// glibc `memcpy`, through the PLT (a tail jump).
+///
+/// # Safety
+/// `s` readable and `d` writable for `n` bytes, not overlapping.
+#[inline(never)]
+pub unsafe extern "C" fn glibc_memcpy(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's buffers hold `n` bytes each and do not overlap.
+    unsafe { libc::memcpy(d.cast(), s.cast(), n) };
+}
+
+/// glibc `memmove`, through the PLT.
+///
+/// # Safety
+/// `s` readable and `d` writable for `n` bytes; they may overlap.
+#[inline(never)]
+pub unsafe extern "C" fn glibc_memmove(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's ranges hold `n` bytes each; `memmove` allows overlap.
+    unsafe { libc::memmove(d.cast(), s.cast(), n) };
+}
+
+/// cachecopy's copy in mode `M` ([`mode`]: 0 Temporal, 3 Auto, 9 the run-time mode).
+///
+/// # Safety
+/// As [`glibc_memcpy`].
+#[inline(never)]
+pub unsafe extern "C" fn copy<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as `glibc_memcpy`.
+    unsafe { cachecopy::copy_raw(d, s, n, mode::<M>()) }
+}
+
+/// cachecopy's move in mode `M` ([`mode`]).
+///
+/// # Safety
+/// As [`glibc_memmove`].
+#[inline(never)]
+pub unsafe extern "C" fn moves<const M: u8>(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: as `glibc_memmove`; `move_raw` allows overlap.
+    unsafe { cachecopy::move_raw(d, s, n, mode::<M>()) }
+}
+
 /// Sizes 64 B .. `max` by factors of 4.
 pub fn sizes(max: usize) -> Vec<usize> {
     let quick = std::env::var_os("CACHECOPY_BENCH_QUICK").is_some();

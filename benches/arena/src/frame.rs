@@ -212,6 +212,19 @@ pub fn stream_lines(dst: &mut [u8], image: &[u8]) {
     dst.copy_from_slice(image);
 }
 
+/// The loop of the `stream_*` functions: `$n` bytes from `$s` to `$d`, one `$load` and one
+/// streaming `$store` of `$w` bytes at a time.
+#[cfg(target_arch = "x86_64")]
+macro_rules! stream_loop {
+    ($d:ident, $s:ident, $n:ident, $w:literal, $load:ident, $store:ident) => {
+        for off in (0..$n).step_by($w) {
+            // SAFETY: inside both buffers and aligned (the caller's contract); the instructions
+            // run on this CPU (the function's target feature, or SSE2, baseline on x86_64).
+            unsafe { $store($d.add(off).cast(), $load($s.add(off).cast())) };
+        }
+    };
+}
+
 /// `n` bytes (whole lines) from `s` streamed to 64-aligned `d`, 64 bytes a store.
 ///
 /// # Safety
@@ -220,10 +233,7 @@ pub fn stream_lines(dst: &mut [u8], image: &[u8]) {
 #[target_feature(enable = "avx512f")]
 unsafe fn stream_zmm(d: *mut u8, s: *const u8, n: usize) {
     use std::arch::x86_64::{_mm512_loadu_si512, _mm512_stream_si512};
-    for off in (0..n).step_by(64) {
-        // SAFETY: inside both buffers and aligned (caller).
-        unsafe { _mm512_stream_si512(d.add(off).cast(), _mm512_loadu_si512(s.add(off).cast())) };
-    }
+    stream_loop!(d, s, n, 64, _mm512_loadu_si512, _mm512_stream_si512);
 }
 
 /// As [`stream_zmm`], 32 bytes a store.
@@ -233,14 +243,8 @@ unsafe fn stream_zmm(d: *mut u8, s: *const u8, n: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 unsafe fn stream_ymm(d: *mut u8, s: *const u8, n: usize) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
-    for off in (0..n).step_by(32) {
-        // SAFETY: inside both buffers and aligned (caller).
-        unsafe {
-            let v = _mm256_loadu_si256(s.add(off).cast::<__m256i>());
-            _mm256_stream_si256(d.add(off).cast::<__m256i>(), v);
-        }
-    }
+    use std::arch::x86_64::{_mm256_loadu_si256, _mm256_stream_si256};
+    stream_loop!(d, s, n, 32, _mm256_loadu_si256, _mm256_stream_si256);
 }
 
 /// As [`stream_zmm`], 16 bytes a store (SSE2, every x86_64 CPU).
@@ -249,14 +253,8 @@ unsafe fn stream_ymm(d: *mut u8, s: *const u8, n: usize) {
 /// As [`stream_zmm`], SSE2 only.
 #[cfg(target_arch = "x86_64")]
 unsafe fn stream_xmm(d: *mut u8, s: *const u8, n: usize) {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-    for off in (0..n).step_by(16) {
-        // SAFETY: inside both buffers and aligned (caller); SSE2 is baseline on x86_64.
-        unsafe {
-            let v = _mm_loadu_si128(s.add(off).cast::<__m128i>());
-            _mm_stream_si128(d.add(off).cast::<__m128i>(), v);
-        }
-    }
+    use std::arch::x86_64::{_mm_loadu_si128, _mm_stream_si128};
+    stream_loop!(d, s, n, 16, _mm_loadu_si128, _mm_stream_si128);
 }
 
 /// Orders the streaming stores of [`stream_lines`] before later stores (`sfence`).
