@@ -481,33 +481,29 @@ mod probe {
         }
     }
 
-    #[target_feature(enable = "avx512f,avx512bw")]
-    unsafe extern "C" fn zmm_copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
-        // SAFETY: `memcpy`'s contract, 65 <= n <= 512; called only where AVX-512 runs.
-        unsafe { zmm(d.cast(), Mem(s.cast()), n) };
-        d
+    /// The `memcpy`- and `memset`-shaped entries `$copy` and `$fill` over the 65-512 B kernel
+    /// `$kernel`, compiled with `$feature`; the probe calls them only where that feature runs.
+    macro_rules! entries {
+        ($feature:literal, $copy:ident, $fill:ident, $kernel:ident) => {
+            #[target_feature(enable = $feature)]
+            unsafe extern "C" fn $copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+                // SAFETY: `memcpy`'s contract, 65 <= n <= 512; called only where the feature
+                // runs.
+                unsafe { $kernel(d.cast(), Mem(s.cast()), n) };
+                d
+            }
+
+            #[target_feature(enable = $feature)]
+            unsafe extern "C" fn $fill(d: *mut c_void, c: i32, n: usize) -> *mut c_void {
+                // SAFETY: as above.
+                unsafe { $kernel(d.cast(), Byte(c as u8), n) };
+                d
+            }
+        };
     }
 
-    #[target_feature(enable = "avx512f,avx512bw")]
-    unsafe extern "C" fn zmm_fill(d: *mut c_void, c: i32, n: usize) -> *mut c_void {
-        // SAFETY: as above.
-        unsafe { zmm(d.cast(), Byte(c as u8), n) };
-        d
-    }
-
-    #[target_feature(enable = "avx2")]
-    unsafe extern "C" fn ymm_copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
-        // SAFETY: `memcpy`'s contract, 65 <= n <= 512; called only where AVX2 runs.
-        unsafe { ymm(d.cast(), Mem(s.cast()), n) };
-        d
-    }
-
-    #[target_feature(enable = "avx2")]
-    unsafe extern "C" fn ymm_fill(d: *mut c_void, c: i32, n: usize) -> *mut c_void {
-        // SAFETY: as above.
-        unsafe { ymm(d.cast(), Byte(c as u8), n) };
-        d
-    }
+    entries!("avx512f,avx512bw", zmm_copy, zmm_fill, zmm);
+    entries!("avx2", ymm_copy, ymm_fill, ymm);
 
     /// The classes of the AVX2 and AVX-512 tables (and glibc's) at 8-64 B: two 8-byte words
     /// below 16 B, two 16-byte registers below 32, two 32-byte ones up to 64.
