@@ -107,44 +107,43 @@ mod tests {
     }
 
     #[test]
-    fn unset_and_empty_are_auto() {
+    fn unset_is_the_default() {
         assert_eq!(parse(None).choice, DEFAULT);
-        assert_eq!(p(""), ([A, A, A], None));
-        assert_eq!(p(" , ,"), ([A, A, A], None));
     }
 
-    #[test]
-    fn one_mode_sets_every_group() {
-        assert_eq!(p("off"), ([O, O, O], None));
-        assert_eq!(p("Temporal"), ([T, T, T], None));
-        assert_eq!(p("all=nontemporal"), ([N, N, N], None));
-        assert_eq!(p("ALL = FlushCache"), ([F, F, F], None));
-    }
+    /// Each line, what it sets the three groups (`memcpy`, `memmove`, `memset`) to, and the
+    /// item it reports as bad.
+    const LINES: &[(&str, [Choice; 3], Option<&str>)] = &[
+        // Empty: every group `Auto`.
+        ("", [A, A, A], None),
+        (" , ,", [A, A, A], None),
+        // One mode sets every group.
+        ("off", [O, O, O], None),
+        ("Temporal", [T, T, T], None),
+        ("all=nontemporal", [N, N, N], None),
+        ("ALL = FlushCache", [F, F, F], None),
+        // A group by its name; a later item wins.
+        ("memcpy=nontemporal", [N, A, A], None),
+        ("off,memcpy=auto", [A, O, O], None),
+        (
+            "memset=off, memmove=temporal ,memcpy=flushcache",
+            [F, T, O],
+            None,
+        ),
+        ("memcpy=off,all=temporal", [T, T, T], None),
+        // A bad item is ignored, and the first one reported.
+        ("memcpy=nontemproal", [A, A, A], Some("memcpy=nontemproal")),
+        ("strcpy=off,memset=off,x", [A, A, O], Some("strcpy=off")),
+        ("memcpy=", [A, A, A], Some("memcpy=")),
+        ("=off", [A, A, A], Some("=off")),
+        ("memcpy=off=off", [A, A, A], Some("memcpy=off=off")),
+        ("\u{e9}", [A, A, A], Some("\u{e9}")),
+    ];
 
     #[test]
-    fn groups_and_later_items_win() {
-        assert_eq!(p("memcpy=nontemporal"), ([N, A, A], None));
-        assert_eq!(p("off,memcpy=auto"), ([A, O, O], None));
-        assert_eq!(
-            p("memset=off, memmove=temporal ,memcpy=flushcache"),
-            ([F, T, O], None)
-        );
-        assert_eq!(p("memcpy=off,all=temporal"), ([T, T, T], None));
-    }
-
-    #[test]
-    fn bad_items_are_ignored_and_the_first_reported() {
-        assert_eq!(
-            p("memcpy=nontemproal"),
-            ([A, A, A], Some("memcpy=nontemproal"))
-        );
-        assert_eq!(
-            p("strcpy=off,memset=off,x"),
-            ([A, A, O], Some("strcpy=off"))
-        );
-        assert_eq!(p("memcpy="), ([A, A, A], Some("memcpy=")));
-        assert_eq!(p("=off"), ([A, A, A], Some("=off")));
-        assert_eq!(p("memcpy=off=off"), ([A, A, A], Some("memcpy=off=off")));
-        assert_eq!(p("\u{e9}"), ([A, A, A], Some("\u{e9}")));
+    fn each_line_sets_the_groups_and_reports_the_first_bad_item() {
+        for &(line, choice, bad) in LINES {
+            assert_eq!(p(line), (choice, bad), "{line:?}");
+        }
     }
 }

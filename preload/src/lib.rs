@@ -445,80 +445,64 @@ pub unsafe extern "C" fn bzero(dst: *mut c_void, n: usize) {
     unsafe { fills(dst.cast(), 0, n) };
 }
 
-/// `__memcpy_chk`, what `_FORTIFY_SOURCE` makes of a `memcpy` into an object of known size
-/// `dstlen`: aborts as glibc's does (`__chk_fail`) when `n > dstlen`, else [`memcpy`].
-///
-/// # Safety
-/// As [`memcpy`].
-#[cfg_attr(cargo_c, no_mangle)]
-pub unsafe extern "C" fn __memcpy_chk(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-    dstlen: usize,
-) -> *mut c_void {
-    if n > dstlen {
-        // SAFETY: glibc's, no preconditions; it does not return.
-        unsafe { __chk_fail() }
-    }
-    // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
+/// The `_FORTIFY_SOURCE` entries, each `$name(dst, $arg, n, dstlen)`: aborts as glibc's does
+/// (`__chk_fail`) when `n > dstlen`, the size of the destination object the compiler knew, and
+/// else runs `$body`, its plain entry's work.
+macro_rules! fortified {
+    ($($(#[$doc:meta])* fn $name:ident($dst:ident, $arg:ident: $ty:ty, $n:ident) $body:block)+) => {$(
+        $(#[$doc])*
+        #[cfg_attr(cargo_c, no_mangle)]
+        pub unsafe extern "C" fn $name(
+            $dst: *mut c_void,
+            $arg: $ty,
+            $n: usize,
+            dstlen: usize,
+        ) -> *mut c_void {
+            if $n > dstlen {
+                // SAFETY: glibc's, no preconditions; it does not return.
+                unsafe { __chk_fail() }
+            }
+            $body
+        }
+    )+};
 }
 
-/// `__mempcpy_chk`: [`__memcpy_chk`] returning `dst + n`.
-///
-/// # Safety
-/// As [`memcpy`].
-#[cfg_attr(cargo_c, no_mangle)]
-pub unsafe extern "C" fn __mempcpy_chk(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-    dstlen: usize,
-) -> *mut c_void {
-    if n > dstlen {
-        // SAFETY: as in `__memcpy_chk`.
-        unsafe { __chk_fail() }
+fortified! {
+    /// `__memcpy_chk`, what `_FORTIFY_SOURCE` makes of a `memcpy` into an object of known size
+    /// `dstlen`: aborts as glibc's does (`__chk_fail`) when `n > dstlen`, else [`memcpy`].
+    ///
+    /// # Safety
+    /// As [`memcpy`].
+    fn __memcpy_chk(dst, src: *const c_void, n) {
+        // SAFETY: the caller's contract.
+        unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
     }
-    // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
-    dst.cast::<u8>().wrapping_add(n).cast()
-}
 
-/// `__memmove_chk`: aborts when `n > dstlen`, else [`memmove`].
-///
-/// # Safety
-/// As [`memmove`].
-#[cfg_attr(cargo_c, no_mangle)]
-pub unsafe extern "C" fn __memmove_chk(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-    dstlen: usize,
-) -> *mut c_void {
-    if n > dstlen {
-        // SAFETY: as in `__memcpy_chk`.
-        unsafe { __chk_fail() }
+    /// `__mempcpy_chk`: [`__memcpy_chk`] returning `dst + n`.
+    ///
+    /// # Safety
+    /// As [`memcpy`].
+    fn __mempcpy_chk(dst, src: *const c_void, n) {
+        // SAFETY: the caller's contract.
+        unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+        dst.cast::<u8>().wrapping_add(n).cast()
     }
-    // SAFETY: the caller's contract.
-    unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
-}
 
-/// `__memset_chk`: aborts when `n > dstlen`, else [`memset`].
-///
-/// # Safety
-/// As [`memset`].
-#[cfg_attr(cargo_c, no_mangle)]
-pub unsafe extern "C" fn __memset_chk(
-    dst: *mut c_void,
-    c: c_int,
-    n: usize,
-    dstlen: usize,
-) -> *mut c_void {
-    if n > dstlen {
-        // SAFETY: as in `__memcpy_chk`.
-        unsafe { __chk_fail() }
+    /// `__memmove_chk`: aborts when `n > dstlen`, else [`memmove`].
+    ///
+    /// # Safety
+    /// As [`memmove`].
+    fn __memmove_chk(dst, src: *const c_void, n) {
+        // SAFETY: the caller's contract.
+        unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
     }
-    // SAFETY: the caller's contract.
-    unsafe { fills(dst.cast(), c as u8, n).cast() }
+
+    /// `__memset_chk`: aborts when `n > dstlen`, else [`memset`].
+    ///
+    /// # Safety
+    /// As [`memset`].
+    fn __memset_chk(dst, c: c_int, n) {
+        // SAFETY: the caller's contract.
+        unsafe { fills(dst.cast(), c as u8, n).cast() }
+    }
 }
