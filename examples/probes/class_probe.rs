@@ -68,7 +68,7 @@ mod probe {
 
     use cachecopy::Mode;
     use cachecopy_arena::mix::{Call, Op, Sequence, Sizes};
-    use cachecopy_arena::opaque;
+    use cachecopy_arena::{each_dest, opaque};
 
     use cachecopy_arena::peer::{MemcpyFn, MemsetFn};
 
@@ -332,17 +332,6 @@ mod probe {
         std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("bmi2")
     }
 
-    /// Times `f` once per entry of `dsts`; ns per call. A function of its own per variant.
-    #[inline(never)]
-    fn each_fixed(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
-        let t = Instant::now();
-        for &d in dsts {
-            f(d);
-            opaque(d as usize);
-        }
-        t.elapsed().as_nanos() as f64 / dsts.len().max(1) as f64
-    }
-
     /// Times `f` once per call of `calls`; ns per call.
     #[inline(never)]
     fn each_mix(calls: &[Call], mut f: impl FnMut(&Call)) -> f64 {
@@ -362,7 +351,7 @@ mod probe {
         unsafe {
             macro_rules! go {
                 ($f:ident) => {
-                    each_fixed(dsts, |d| {
+                    each_dest(dsts, |d| {
                         let n = opaque(len);
                         if n > 64 {
                             cachecopy::copy_raw(d, src, n, Mode::Temporal)
@@ -375,11 +364,11 @@ mod probe {
             match COPIES[v] {
                 "glibc" => {
                     let f: MemcpyFn = black_box(libc::memcpy as MemcpyFn);
-                    each_fixed(dsts, |d| {
+                    each_dest(dsts, |d| {
                         f(d.cast(), src.cast(), opaque(len));
                     })
                 }
-                "lib" => each_fixed(dsts, |d| {
+                "lib" => each_dest(dsts, |d| {
                     cachecopy::copy_raw(d, src, opaque(len), Mode::Temporal)
                 }),
                 "ladder" => go!(ladder),
@@ -439,7 +428,7 @@ mod probe {
         unsafe {
             macro_rules! go {
                 ($f:expr) => {
-                    each_fixed(dsts, |d| {
+                    each_dest(dsts, |d| {
                         let (b, n) = (opaque(0x5a) as u8, opaque(len));
                         if n > 64 {
                             cachecopy::fill_raw(d, b, n, Mode::Temporal)
@@ -452,11 +441,11 @@ mod probe {
             match FILLS[v] {
                 "glibc" => {
                     let f: MemsetFn = black_box(libc::memset as MemsetFn);
-                    each_fixed(dsts, |d| {
+                    each_dest(dsts, |d| {
                         f(d.cast(), opaque(0x5a) as i32, opaque(len));
                     })
                 }
-                "lib" => each_fixed(dsts, |d| {
+                "lib" => each_dest(dsts, |d| {
                     cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), Mode::Temporal)
                 }),
                 "ladder" => go!(|d, b, n| ladder(d, Byte(b), n)),
@@ -793,9 +782,9 @@ mod probe {
                                 if len > 64 {
                                     match i {
                                         0 => {
-                                            each_fixed(&dsts, |d| call(&ENTRY, d, src, opaque(len)))
+                                            each_dest(&dsts, |d| call(&ENTRY, d, src, opaque(len)))
                                         }
-                                        1 => each_fixed(&dsts, |d| {
+                                        1 => each_dest(&dsts, |d| {
                                             let n = opaque(len);
                                             if n < BOUND.load(Ordering::Relaxed) {
                                                 call(&ENTRY, d, src, n)
@@ -803,7 +792,7 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        2 => each_fixed(&dsts, |d| {
+                                        2 => each_dest(&dsts, |d| {
                                             let n = opaque(len);
                                             if n < 1024 || n < BOUND.load(Ordering::Relaxed) {
                                                 call(&ENTRY, d, src, n)
@@ -811,13 +800,13 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        _ => each_fixed(&dsts, |d| {
+                                        _ => each_dest(&dsts, |d| {
                                             call(&ENTRY_OWN, d, src, opaque(len))
                                         }),
                                     }
                                 } else {
                                     match i {
-                                        0 => each_fixed(&dsts, |d| {
+                                        0 => each_dest(&dsts, |d| {
                                             let n = opaque(len);
                                             if n <= 64 {
                                                 pair16(d, src, n)
@@ -825,7 +814,7 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        1 => each_fixed(&dsts, |d| {
+                                        1 => each_dest(&dsts, |d| {
                                             let n = opaque(len);
                                             opaque(usize::from(read_mode()));
                                             if n <= 64 {
@@ -834,7 +823,7 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        2 => each_fixed(&dsts, |d| {
+                                        2 => each_dest(&dsts, |d| {
                                             let (n, m) = (opaque(len), read_mode());
                                             if n <= 64 {
                                                 pair16(d, src, n);
@@ -845,7 +834,7 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        3 => each_fixed(&dsts, |d| {
+                                        3 => each_dest(&dsts, |d| {
                                             let (n, m) = (opaque(len), read_mode());
                                             if n < INLINE_BELOW[usize::from(m & 3)] {
                                                 pair16(d, src, n)
@@ -853,7 +842,7 @@ mod probe {
                                                 out_of_line(d)
                                             }
                                         }),
-                                        _ => each_fixed(&dsts, |d| {
+                                        _ => each_dest(&dsts, |d| {
                                             let (n, m) = (opaque(len), read_mode());
                                             if n <= 64 && m != 2 {
                                                 pair16(d, src, n)

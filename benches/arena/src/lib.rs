@@ -243,6 +243,21 @@ impl Arena {
     }
 }
 
+/// Times `f` once per destination of `dsts`; ns per call. Not inlined: each caller's closure
+/// makes a function of its own, so the loop a variant is timed in starts at a function boundary
+/// and does not move when another variant's code changes (inlined into one function, the
+/// report's figures moved from build to build with the copy's own code unchanged:
+/// docs/report.md). The report's section 8 and the probes time their fixed-size calls with it.
+#[inline(never)]
+pub fn each_dest(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
+    let t = std::time::Instant::now();
+    for &d in dsts {
+        f(d);
+        opaque(d as usize);
+    }
+    t.elapsed().as_nanos() as f64 / dsts.len().max(1) as f64
+}
+
 /// The order in which round `round` runs `n` interleaved variants (`n > 0`): `0..n` rotated by
 /// the round and reversed on odd rounds, so no variant always runs first or always after the
 /// same neighbour.

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use cachecopy::Mode;
 use cachecopy_arena::csum::kernel_loop;
+use cachecopy_arena::each_dest;
 
 use crate::measure::{opaque, opaque_mode, opaque_ptr, round_order, Buf, Dest};
 use crate::session::Session;
@@ -119,72 +120,58 @@ impl Call {
         match self {
             Call::Memcpy => {
                 let f: MemcpyFn = black_box(libc::memcpy as MemcpyFn);
-                each(dsts, |d| unsafe {
+                each_dest(dsts, |d| unsafe {
                     f(d.cast(), src.cast(), opaque(len));
                 })
             }
             Call::Memset => {
                 let f: MemsetFn = black_box(libc::memset as MemsetFn);
-                each(dsts, |d| unsafe {
+                each_dest(dsts, |d| unsafe {
                     f(d.cast(), opaque(0x5a) as i32, opaque(len));
                 })
             }
-            Call::Copy(Temporal, Const) => each(dsts, |d| unsafe {
+            Call::Copy(Temporal, Const) => each_dest(dsts, |d| unsafe {
                 cachecopy::copy_raw(d, src, opaque(len), Temporal)
             }),
-            Call::Copy(Auto, Const) => each(dsts, |d| unsafe {
+            Call::Copy(Auto, Const) => each_dest(dsts, |d| unsafe {
                 cachecopy::copy_raw(d, src, opaque(len), Auto)
             }),
-            Call::Copy(Temporal, Run) => each(dsts, |d| unsafe {
+            Call::Copy(Temporal, Run) => each_dest(dsts, |d| unsafe {
                 cachecopy::copy_raw(d, src, opaque(len), opaque_mode(Temporal))
             }),
-            Call::Copy(Auto, Run) => each(dsts, |d| unsafe {
+            Call::Copy(Auto, Run) => each_dest(dsts, |d| unsafe {
                 cachecopy::copy_raw(d, src, opaque(len), opaque_mode(Auto))
             }),
-            Call::Copy(m, _) => each(dsts, |d| unsafe {
+            Call::Copy(m, _) => each_dest(dsts, |d| unsafe {
                 cachecopy::copy_raw(d, src, opaque(len), opaque_mode(m))
             }),
-            Call::Fill(Temporal, Const) => each(dsts, |d| unsafe {
+            Call::Fill(Temporal, Const) => each_dest(dsts, |d| unsafe {
                 cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), Temporal)
             }),
-            Call::Fill(Auto, Const) => each(dsts, |d| unsafe {
+            Call::Fill(Auto, Const) => each_dest(dsts, |d| unsafe {
                 cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), Auto)
             }),
-            Call::Fill(Temporal, Run) => each(dsts, |d| unsafe {
+            Call::Fill(Temporal, Run) => each_dest(dsts, |d| unsafe {
                 cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), opaque_mode(Temporal))
             }),
-            Call::Fill(Auto, Run) => each(dsts, |d| unsafe {
+            Call::Fill(Auto, Run) => each_dest(dsts, |d| unsafe {
                 cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), opaque_mode(Auto))
             }),
-            Call::Fill(m, _) => each(dsts, |d| unsafe {
+            Call::Fill(m, _) => each_dest(dsts, |d| unsafe {
                 cachecopy::fill_raw(d, opaque(0x5a) as u8, opaque(len), opaque_mode(m))
             }),
-            Call::KernelLoop => each(dsts, |_| {
+            Call::KernelLoop => each_dest(dsts, |_| {
                 // SAFETY: `src` is valid for `len` bytes.
                 let data = unsafe { std::slice::from_raw_parts(src, opaque(len)) };
                 opaque(kernel_loop(data) as usize);
             }),
-            Call::Csum => each(dsts, |_| {
+            Call::Csum => each_dest(dsts, |_| {
                 // SAFETY: as above.
                 let data = unsafe { std::slice::from_raw_parts(src, opaque(len)) };
                 opaque(cachecopy::net::csum_partial(data, 0) as usize);
             }),
         }
     }
-}
-
-/// Times `f` over every destination; ns per call. Not inlined: each variant's closure makes a
-/// function of its own, so the loop a variant is timed in starts at a function boundary and
-/// does not move when another variant's code changes (inlined into one function, the figures
-/// moved from build to build with the copy's own code unchanged: docs/report.md).
-#[inline(never)]
-fn each(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
-    let t = Instant::now();
-    for &d in dsts {
-        f(d);
-        opaque(d as usize);
-    }
-    t.elapsed().as_nanos() as f64 / dsts.len().max(1) as f64
 }
 
 /// One call of the safe-slice loop (8e).
