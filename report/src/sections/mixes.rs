@@ -157,6 +157,27 @@ impl CFns {
 unsafe fn time(v: Variant, op: Op, base: *mut u8, calls: &[Call], c: Option<CFns>) -> f64 {
     use Mode::{Auto, Temporal};
     let byte = opaque(0x5a) as u8;
+    // The library's arms: `$call` with `$m` the mode, `Temporal` or `Auto` a constant (every
+    // `Const` mode but `Temporal` runs as `Auto`) or loaded per call (`Run`).
+    macro_rules! lib {
+        (|$d:ident, $s:pat, $n:ident, $m:ident| $call:expr) => {
+            match v {
+                Variant::Const(Temporal) => each(base, calls, move |$d, $s, $n| {
+                    let $m = Temporal;
+                    $call
+                }),
+                Variant::Const(_) => each(base, calls, move |$d, $s, $n| {
+                    let $m = Auto;
+                    $call
+                }),
+                Variant::Run(r) => each(base, calls, move |$d, $s, $n| {
+                    let $m = per_call(&r);
+                    $call
+                }),
+                Variant::Glibc | Variant::LibMem => unreachable!("the C functions' arm"),
+            }
+        };
+    }
     // SAFETY (every arm): the caller's contract: each range lies in the buffer; `memcpy` and
     // `copy_raw` get disjoint ranges, `memmove` and `move_raw` allow overlap.
     unsafe {
@@ -176,33 +197,9 @@ unsafe fn time(v: Variant, op: Op, base: *mut u8, calls: &[Call], c: Option<CFns
                     }),
                 }
             }
-            (Op::Copy, Variant::Const(Temporal)) => each(base, calls, |d, s, n| {
-                cachecopy::copy_raw(d, s, n, Temporal)
-            }),
-            (Op::Copy, Variant::Const(_)) => {
-                each(base, calls, |d, s, n| cachecopy::copy_raw(d, s, n, Auto))
-            }
-            (Op::Copy, Variant::Run(m)) => each(base, calls, move |d, s, n| {
-                cachecopy::copy_raw(d, s, n, per_call(&m))
-            }),
-            (Op::Fill, Variant::Const(Temporal)) => each(base, calls, move |d, _, n| {
-                cachecopy::fill_raw(d, byte, n, Temporal)
-            }),
-            (Op::Fill, Variant::Const(_)) => each(base, calls, move |d, _, n| {
-                cachecopy::fill_raw(d, byte, n, Auto)
-            }),
-            (Op::Fill, Variant::Run(m)) => each(base, calls, move |d, _, n| {
-                cachecopy::fill_raw(d, byte, n, per_call(&m))
-            }),
-            (Op::Move, Variant::Const(Temporal)) => each(base, calls, |d, s, n| {
-                cachecopy::move_raw(d, s, n, Temporal)
-            }),
-            (Op::Move, Variant::Const(_)) => {
-                each(base, calls, |d, s, n| cachecopy::move_raw(d, s, n, Auto))
-            }
-            (Op::Move, Variant::Run(m)) => each(base, calls, move |d, s, n| {
-                cachecopy::move_raw(d, s, n, per_call(&m))
-            }),
+            (Op::Copy, _) => lib!(|d, s, n, m| cachecopy::copy_raw(d, s, n, m)),
+            (Op::Fill, _) => lib!(|d, _, n, m| cachecopy::fill_raw(d, byte, n, m)),
+            (Op::Move, _) => lib!(|d, s, n, m| cachecopy::move_raw(d, s, n, m)),
         }
     }
 }
