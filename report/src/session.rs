@@ -2,6 +2,7 @@
 //! every section measures with, the findings they register, and the progress bar the sections print their text around.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use std::time::Instant;
 
 use crate::cli::{Options, Scale};
 use crate::findings::Findings;
@@ -58,9 +59,11 @@ impl<'m> Session<'m> {
         }
     }
 
-    /// Shows what is being measured now.
-    pub fn start(&self, what: &'static str) {
+    /// Shows what is being measured now; returns when, for a section that prints how long it
+    /// took ([`took`]).
+    pub fn start(&self, what: &'static str) -> Instant {
         self.progress.set_message(what);
+        Instant::now()
     }
 
     /// Prints a section's text above the progress bar.
@@ -80,4 +83,9 @@ impl<'m> Session<'m> {
         self.progress.finish_and_clear();
         self.findings
     }
+}
+
+/// The closing line of a section that prints how long it took, from `t0` ([`Session::start`]).
+pub fn took(t0: Instant) -> String {
+    format!("   ({:.1} s)\n\n", t0.elapsed().as_secs_f64())
 }

@@ -35,7 +35,7 @@ use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn, Peer};
 use serde::Serialize;
 
 use crate::measure::{opaque, round_order, Buf};
-use crate::session::Session;
+use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
 
@@ -291,8 +291,7 @@ fn floor_pow2(n: usize) -> usize {
 
 /// Measures and prints section 8f; returns what the JSON keeps.
 pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
-    s.start("8f. calls of changing size");
-    let t0 = Instant::now();
+    let t0 = s.start("8f. calls of changing size");
     let b = s.plan.by_scale(
         Budget {
             rounds: 2,
@@ -420,7 +419,7 @@ pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
         ));
     }
     t.push_str(&targets(&cells, &variants));
-    t.push_str(&format!("   ({:.1} s)\n\n", t0.elapsed().as_secs_f64()));
+    t.push_str(&took(t0));
     s.print(&t);
 
     let amd = s.machine.vendor == "AuthenticAMD";

@@ -30,7 +30,7 @@ use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::each_dest;
 
 use crate::measure::{opaque, opaque_mode, opaque_ptr, round_order, Buf, Dest};
-use crate::session::Session;
+use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
 
@@ -530,8 +530,7 @@ fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str) {
 
 /// Runs section 8 and prints it.
 pub fn section(s: &mut Session) {
-    s.start("8. small calls");
-    let t0 = Instant::now();
+    let t0 = s.start("8. small calls");
     let b = s.plan.by_scale(
         Budget {
             rounds: 2,
@@ -671,7 +670,7 @@ pub fn section(s: &mut Session) {
             .collect();
         t.push_str(&table(&ns, &cols, &grid.sizes));
     }
-    t.push_str(&format!("   ({:.1} s)\n\n", t0.elapsed().as_secs_f64()));
+    t.push_str(&took(t0));
     s.print(&t);
 
     register_kind(s, "8a", &copy, "memcpy");
