@@ -259,6 +259,9 @@ const PAGES_UNRUN: Expect = e(
         "No other CPU has run the probe: they keep one page",
     )]),
 );
+/// The engine line of every AMD record that runs AVX2 (the Zen rules, and the widest backend
+/// of a CPU without AVX-512).
+const AVX2_ENGINE: &str = "temporal=avx2,stream=avx2,edges=overlap";
 /// The default engine of an AVX-512 CPU no rule names.
 const AVX512_ENGINE: Expect = e(
     "temporal=avx512,stream=avx512,edges=overlap",
@@ -343,7 +346,7 @@ pub(super) static ZOO: &[Record] = &[
         ],
         expect: &[
             e(
-                "temporal=avx2,stream=avx2,edges=overlap",
+                AVX2_ENGINE,
                 Why::Measured(&[
                     q(ENGINE_DOC, "**Zen 3 VM** (family 25 model 1, rule AVX2; measured, 2026-12-03"),
                     q(ENGINE_DOC, "SSE2 is never taken."),
@@ -405,10 +408,7 @@ pub(super) static ZOO: &[Record] = &[
             q(ZEN4_DOC, "the legacy leaf 0x80000006 reports 320 MiB"),
         ],
         expect: &[
-            e(
-                "temporal=avx2,stream=avx2,edges=overlap",
-                Why::Measured(ENGINE_ZEN4),
-            ),
+            e(AVX2_ENGINE, Why::Measured(ENGINE_ZEN4)),
             ZEN4_NT,
             e(
                 "rep_movsb=never",
@@ -456,7 +456,7 @@ pub(super) static ZOO: &[Record] = &[
         ],
         expect: &[
             e(
-                "temporal=avx2,stream=avx2,edges=overlap",
+                AVX2_ENGINE,
                 Why::Measured(&[
                     WIDEST,
                     q(
@@ -689,10 +689,7 @@ pub(super) static ZOO: &[Record] = &[
         x86(AMD, (25, 1, None), XCR0_AVX, "AMD EPYC 7773X 64-Core Processor", AVX2)
             .caches(32 * KIB, 512 * KIB, 96 * MIB, 16),
         &[
-            e(
-                "temporal=avx2,stream=avx2,edges=overlap",
-                Why::Stated(ENGINE_WIDEST),
-            ),
+            e(AVX2_ENGINE, Why::Stated(ENGINE_WIDEST)),
             e("nt=24M,fill_nt=24M", Why::Stated(&[QUARTER_L3, UNMEASURED])),
             AMD_NEVER_MOVSB,
             e("fill_rep=48M", Why::Stated(&[AMD_STOSB])),
@@ -710,10 +707,7 @@ pub(super) static ZOO: &[Record] = &[
         x86(AMD, (25, 17, None), XCR0_AVX512, "AMD EPYC 9684X 96-Core Processor", AVX512)
             .caches(32 * KIB, MIB, 96 * MIB, 16),
         &[
-            e(
-                "temporal=avx2,stream=avx2,edges=overlap",
-                Why::Stated(ENGINE_ZEN4),
-            ),
+            e(AVX2_ENGINE, Why::Stated(ENGINE_ZEN4)),
             e("nt=48M,fill_nt=48M", Why::Stated(&[HALF_L3, UNMEASURED])),
             AMD_NEVER_MOVSB,
             e("fill_rep=96M", Why::Stated(&[AMD_STOSB])),
