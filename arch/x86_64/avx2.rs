@@ -11,30 +11,16 @@ unsafe impl Vector for __m256i {
     const STREAM_BYPASSES_CACHE: bool = true;
     type Half = __m128i;
 
-    #[inline(always)]
-    unsafe fn load(src: *const u8) -> Self {
-        // SAFETY: 32 readable bytes (caller); unaligned load.
-        unsafe { _mm256_loadu_si256(src.cast()) }
-    }
+    moves!(
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_store_si256,
+        _mm256_stream_si256
+    );
     #[inline(always)]
     unsafe fn splat(byte: u8) -> Self {
         // SAFETY: AVX is present (caller runs inside the AVX2 entry point).
         unsafe { _mm256_set1_epi8(byte as i8) }
-    }
-    #[inline(always)]
-    unsafe fn store(self, dst: *mut u8) {
-        // SAFETY: 32 writable bytes (caller).
-        unsafe { _mm256_storeu_si256(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn store_aligned(self, dst: *mut u8) {
-        // SAFETY: 32 writable, 32-aligned bytes (caller).
-        unsafe { _mm256_store_si256(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn stream(self, dst: *mut u8) {
-        // SAFETY: 32 writable, 32-aligned bytes; the kernel runs `sfence` before returning.
-        unsafe { _mm256_stream_si256(dst.cast(), self) }
     }
     #[inline(always)]
     unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
@@ -55,16 +41,12 @@ unsafe impl Vector for __m256i {
 // sum of all lanes stays below 2^60: the reduction's plain adds are exact, hence an end-around
 // sum, congruent as the contract asks.
 unsafe impl Checksum for __m256i {
-    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
-    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
-    #[inline(always)]
-    unsafe fn csum_add(acc: Self, v: Self) -> Self {
-        // SAFETY: register-only AVX2 operations (AVX2 present, caller).
-        unsafe {
-            let lo = _mm256_and_si256(v, _mm256_set1_epi64x(0xffff_ffff));
-            _mm256_add_epi64(acc, _mm256_add_epi64(lo, _mm256_srli_epi64::<32>(v)))
-        }
-    }
+    csum_add!(
+        _mm256_and_si256,
+        _mm256_set1_epi64x,
+        _mm256_add_epi64,
+        _mm256_srli_epi64
+    );
     // The halves added plainly (they cannot carry, above), then the 16-byte register's lanes:
     // the end-around fold of the lanes as scalars was vectorized by LLVM into a slow chain of
     // compare-and-subtract steps (docs/checksums.md).

@@ -21,30 +21,16 @@ unsafe impl Vector for __m512i {
     const MASKED: bool = true;
     type Half = __m256i;
 
-    #[inline(always)]
-    unsafe fn load(src: *const u8) -> Self {
-        // SAFETY: 64 readable bytes (caller).
-        unsafe { _mm512_loadu_si512(src.cast()) }
-    }
+    moves!(
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_store_si512,
+        _mm512_stream_si512
+    );
     #[inline(always)]
     unsafe fn splat(byte: u8) -> Self {
         // SAFETY: AVX-512F present (caller).
         unsafe { _mm512_set1_epi8(byte as i8) }
-    }
-    #[inline(always)]
-    unsafe fn store(self, dst: *mut u8) {
-        // SAFETY: 64 writable bytes (caller).
-        unsafe { _mm512_storeu_si512(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn store_aligned(self, dst: *mut u8) {
-        // SAFETY: 64 writable, 64-aligned bytes (caller).
-        unsafe { _mm512_store_si512(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn stream(self, dst: *mut u8) {
-        // SAFETY: 64 writable, 64-aligned bytes; the kernel runs `sfence` before returning.
-        unsafe { _mm512_stream_si512(dst.cast(), self) }
     }
     #[inline(always)]
     unsafe fn load_prefix(src: *const u8, n: usize) -> Self {
@@ -79,16 +65,12 @@ unsafe impl Vector for __m512i {
 // sum of all lanes stays below 2^60: the reduction's plain adds are exact, hence an end-around
 // sum, congruent as the contract asks.
 unsafe impl Checksum for __m512i {
-    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
-    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
-    #[inline(always)]
-    unsafe fn csum_add(acc: Self, v: Self) -> Self {
-        // SAFETY: register-only AVX-512F operations (AVX-512F present, caller).
-        unsafe {
-            let lo = _mm512_and_si512(v, _mm512_set1_epi64(0xffff_ffff));
-            _mm512_add_epi64(acc, _mm512_add_epi64(lo, _mm512_srli_epi64::<32>(v)))
-        }
-    }
+    csum_add!(
+        _mm512_and_si512,
+        _mm512_set1_epi64,
+        _mm512_add_epi64,
+        _mm512_srli_epi64
+    );
     // The halves added plainly (they cannot carry, above), down to one lane: the end-around
     // fold of the eight lanes as scalars was vectorized by LLVM into a serial chain of
     // `vpmaxuq`/compare/subtract steps and mask-register shifts on every call, the likely cause

@@ -6,6 +6,65 @@
 //! lower a vector move there) and not under `--cfg cachecopy_integer_only` (kernels that have
 //! not saved the vector state). Everything else here uses general-purpose registers only.
 
+/// The moves of an x86 register's `Vector` impl, the same on every width: `load` and `store`
+/// through the unaligned `$loadu` and `$storeu`, `store_aligned` through `$store`, `stream`
+/// through the non-temporal `$stream`. The streaming store is inline assembly in stdarch, which
+/// Miri cannot run; there an aligned store stands in (Miri checks the bounds, not the cache
+/// policy).
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
+macro_rules! moves {
+    ($loadu:ident, $storeu:ident, $store:ident, $stream:ident) => {
+        #[inline(always)]
+        unsafe fn load(src: *const u8) -> Self {
+            // SAFETY: `Self::BYTES` readable bytes (caller); an unaligned load.
+            unsafe { $loadu(src.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn store(self, dst: *mut u8) {
+            // SAFETY: `Self::BYTES` writable bytes (caller); an unaligned store.
+            unsafe { $storeu(dst.cast(), self) }
+        }
+        #[inline(always)]
+        unsafe fn store_aligned(self, dst: *mut u8) {
+            // SAFETY: `Self::BYTES` writable bytes, aligned to `Self::BYTES` (caller).
+            unsafe { $store(dst.cast(), self) }
+        }
+        #[inline(always)]
+        unsafe fn stream(self, dst: *mut u8) {
+            #[cfg(miri)]
+            // SAFETY: `Self::BYTES` writable bytes, aligned to `Self::BYTES` (caller).
+            unsafe {
+                self.store_aligned(dst)
+            }
+            #[cfg(not(miri))]
+            // SAFETY: `Self::BYTES` writable bytes, aligned to `Self::BYTES` (caller); the
+            // kernel runs `sfence` before returning.
+            unsafe {
+                $stream(dst.cast(), self)
+            }
+        }
+    };
+}
+
+/// `Checksum::csum_add` of an x86 register, the same on every width: each 64-bit lane gains its
+/// two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo 2^32 - 1, hence modulo
+/// 2^16 - 1): two adds (`$add64`), a mask (`$and` with `$set1_64`) and a shift (`$srli64`), no
+/// shuffle.
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
+macro_rules! csum_add {
+    ($and:ident, $set1_64:ident, $add64:ident, $srli64:ident) => {
+        #[inline(always)]
+        unsafe fn csum_add(acc: Self, v: Self) -> Self {
+            // SAFETY: register-only operations of the register's own extension, which the
+            // caller runs inside its entry point (SSE2: baseline).
+            unsafe {
+                let lo = $and(v, $set1_64(0xffff_ffff));
+                $add64(acc, $add64(lo, $srli64::<32>(v)))
+            }
+        }
+    };
+}
+
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod avx2;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]

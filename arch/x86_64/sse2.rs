@@ -10,11 +10,12 @@ unsafe impl Vector for __m128i {
     const STREAM_BYPASSES_CACHE: bool = true;
     type Half = u64;
 
-    #[inline(always)]
-    unsafe fn load(src: *const u8) -> Self {
-        // SAFETY: 16 readable bytes (caller); `loadu` has no alignment requirement.
-        unsafe { _mm_loadu_si128(src.cast()) }
-    }
+    moves!(
+        _mm_loadu_si128,
+        _mm_storeu_si128,
+        _mm_store_si128,
+        _mm_stream_si128
+    );
     #[inline(always)]
     unsafe fn splat(byte: u8) -> Self {
         // The byte repeated in a 32-bit word (one multiply), then that word in every lane: one
@@ -23,31 +24,6 @@ unsafe impl Vector for __m128i {
         let word = u32::from(byte).wrapping_mul(0x0101_0101);
         // SAFETY: SSE2 is baseline on x86_64.
         unsafe { _mm_set1_epi32(word as i32) }
-    }
-    #[inline(always)]
-    unsafe fn store(self, dst: *mut u8) {
-        // SAFETY: 16 writable bytes (caller).
-        unsafe { _mm_storeu_si128(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn store_aligned(self, dst: *mut u8) {
-        // SAFETY: 16 writable, 16-aligned bytes (caller).
-        unsafe { _mm_store_si128(dst.cast(), self) }
-    }
-    #[inline(always)]
-    unsafe fn stream(self, dst: *mut u8) {
-        // `_mm_stream_si128` is inline asm in current stdarch, which Miri cannot run; there an
-        // aligned store stands in (Miri checks the bounds, not the cache policy).
-        #[cfg(miri)]
-        // SAFETY: 16 writable, 16-aligned bytes.
-        unsafe {
-            self.store_aligned(dst)
-        }
-        #[cfg(not(miri))]
-        // SAFETY: 16 writable, 16-aligned bytes; the kernel runs `sfence` before returning.
-        unsafe {
-            _mm_stream_si128(dst.cast(), self)
-        }
     }
     #[inline(always)]
     unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
@@ -61,16 +37,12 @@ unsafe impl Vector for __m128i {
 // sum of all lanes stays below 2^60: the reduction's plain adds are exact, hence an end-around
 // sum, congruent as the contract asks.
 unsafe impl Checksum for __m128i {
-    // Each 64-bit lane gains its two 32-bit halves (hi + lo is congruent to hi * 2^32 + lo modulo
-    // 2^32 - 1, hence modulo 2^16 - 1): two adds, a mask and a shift, no shuffle.
-    #[inline(always)]
-    unsafe fn csum_add(acc: Self, v: Self) -> Self {
-        // SAFETY: register-only SSE2 operations (SSE2 present, caller).
-        unsafe {
-            let lo = _mm_and_si128(v, _mm_set1_epi64x(0xffff_ffff));
-            _mm_add_epi64(acc, _mm_add_epi64(lo, _mm_srli_epi64::<32>(v)))
-        }
-    }
+    csum_add!(
+        _mm_and_si128,
+        _mm_set1_epi64x,
+        _mm_add_epi64,
+        _mm_srli_epi64
+    );
     // The lanes added plainly (they cannot carry, above), in registers: the end-around fold
     // of the lanes as scalars was vectorized by LLVM into a compare-and-subtract per step.
     #[inline(always)]
