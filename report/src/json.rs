@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::findings::Finding;
+use crate::findings::{Finding, Findings};
 use crate::machine::Machine;
 use crate::measure::Cell;
 use crate::sections::calibrate::Calibration;
@@ -45,11 +45,9 @@ pub struct Report {
     pub frames: Frames,
     /// Section 8f.
     pub mixes: Mixes,
-    /// Every figure of sections 2 and 6-9 against its baseline (`findings::Finding`): the
-    /// baseline's time ÷ cachecopy's, paired per round.
-    pub findings: Vec<Finding>,
-    /// Section 10: the findings below 0.97 of their baseline.
-    pub slower_here: Vec<Finding>,
+    /// The findings, the document's last fields.
+    #[serde(flatten)]
+    pub verdicts: Verdicts,
 }
 
 /// What a run with `--only` measured: the machine, the sections run, their findings.
@@ -69,8 +67,28 @@ pub struct Only {
     /// Section 8f, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mixes: Option<Mixes>,
+    /// The findings of the sections run, the document's last fields.
+    #[serde(flatten)]
+    pub verdicts: Verdicts,
+}
+
+/// The closing fields of every run's document, a full run's or an `--only` one's.
+#[derive(Serialize)]
+pub struct Verdicts {
+    /// Every figure of the sections run (2 and 6-9 in a full run) against its baseline
+    /// (`findings::Finding`): the baseline's time ÷ cachecopy's, paired per round.
     pub findings: Vec<Finding>,
+    /// Section 10: the findings below 0.97 of their baseline.
     pub slower_here: Vec<Finding>,
+}
+
+impl From<&Findings> for Verdicts {
+    fn from(f: &Findings) -> Verdicts {
+        Verdicts {
+            findings: f.all().to_vec(),
+            slower_here: f.slower(),
+        }
+    }
 }
 
 /// Writes `report` to `path`, pretty-printed.

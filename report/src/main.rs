@@ -119,8 +119,7 @@ fn report(o: &Options) -> Result<(), String> {
         fill_calibration,
         frames,
         mixes,
-        slower_here: findings.slower(),
-        findings: findings.all().to_vec(),
+        verdicts: (&findings).into(),
     };
     json::done(&report, report.seconds, o.json.as_deref())?;
     if let Some(path) = &o.svg {
@@ -169,8 +168,7 @@ fn report_only(
         machine,
         frames,
         mixes,
-        slower_here: findings.slower(),
-        findings: findings.all().to_vec(),
+        verdicts: (&findings).into(),
     };
     json::done(&report, report.seconds, o.json.as_deref())?;
     Ok(())
