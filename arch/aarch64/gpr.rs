@@ -77,24 +77,9 @@ unsafe impl Vector for XPair {
     }
     #[inline(always)]
     unsafe fn stream(self, dst: *mut u8) {
-        cfg_if::cfg_if! {
-            if #[cfg(miri)] {
-                // SAFETY: as `store`.
-                unsafe { self.store(dst) }
-            } else {
-                // SAFETY: 16 writable, 16-aligned bytes (caller); the kernel runs
-                // `stream_fence` (`dmb ishst`) before returning. Writes memory.
-                unsafe {
-                    core::arch::asm!(
-                        "stnp {a}, {b}, [{p}]",
-                        p = in(reg) dst,
-                        a = in(reg) self.0,
-                        b = in(reg) self.1,
-                        options(nostack, preserves_flags),
-                    )
-                }
-            }
-        }
+        // SAFETY: 16 writable, 16-aligned bytes (caller); the kernel runs `stream_fence`
+        // (`dmb ishst`) before returning.
+        stnp_pair!(self, dst, "stnp {a}, {b}, [{p}]", reg);
     }
     #[inline(always)]
     unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {

@@ -2,6 +2,32 @@
 //! `stnp`); `dmb ishst`; `dc zva`; `dc cvap`/`dc cvac` by the line size of `CTR_EL0`, then
 //! `dsb sy`; detection through `std_detect` or the ID registers.
 
+/// The body of a register pair's `stream`: `$insn`, an `stnp` of `$self.0` and `$self.1` (the
+/// operands `{a}` and `{b}`, of register class `$class`) to `{p}` = `$dst`; under Miri, which
+/// runs no assembly, a plain `store` in its place. Expands to `unsafe` blocks, covered by the
+/// caller's `// SAFETY:` comment.
+macro_rules! stnp_pair {
+    ($self:ident, $dst:ident, $insn:literal, $class:ident) => {
+        cfg_if::cfg_if! {
+            if #[cfg(miri)] {
+                // SAFETY: the caller's (see above).
+                unsafe { $self.store($dst) }
+            } else {
+                // SAFETY: the caller's (see above). Writes memory: no `nomem`/`readonly`.
+                unsafe {
+                    core::arch::asm!(
+                        $insn,
+                        p = in(reg) $dst,
+                        a = in($class) $self.0,
+                        b = in($class) $self.1,
+                        options(nostack, preserves_flags),
+                    )
+                }
+            }
+        }
+    };
+}
+
 mod cpu;
 mod gpr;
 #[cfg(all(target_feature = "neon", not(cachecopy_integer_only)))]

@@ -130,24 +130,9 @@ unsafe impl Vector for Pair {
     }
     #[inline(always)]
     unsafe fn stream(self, dst: *mut u8) {
-        cfg_if::cfg_if! {
-            if #[cfg(miri)] {
-                // SAFETY: as `store`.
-                unsafe { self.store(dst) }
-            } else {
-                // SAFETY: 32 writable, 32-aligned bytes (caller); `stnp q` needs no alignment on
-                // Normal memory anyway. The kernel runs `stream_fence` before returning.
-                unsafe {
-                    core::arch::asm!(
-                        "stnp {a:q}, {b:q}, [{p}]",
-                        a = in(vreg) self.0,
-                        b = in(vreg) self.1,
-                        p = in(reg) dst,
-                        options(nostack, preserves_flags),
-                    )
-                }
-            }
-        }
+        // SAFETY: 32 writable, 32-aligned bytes (caller); `stnp q` needs no alignment on Normal
+        // memory anyway. The kernel runs `stream_fence` before returning.
+        stnp_pair!(self, dst, "stnp {a:q}, {b:q}, [{p}]", vreg);
     }
     #[inline(always)]
     unsafe fn from_words(word: impl Fn(usize) -> u64) -> Self {
