@@ -310,7 +310,13 @@ fn copy_case(b: u8, m: u8, so: u8, d_o: u8, len: u16, seed: u8) -> bool {
 #[test]
 fn c_shaped_calls_return_their_destination() {
     for mode in Mode::ALL {
-        for len in [0, 1, 17, 64, 65, 1000, 1024, 5000, 3 << 20] {
+        // Under Miri (each byte interpreted) the lengths stop at the small and medium classes.
+        let lens: &[usize] = if miri() {
+            &[0, 1, 17, 64, 65, 1000]
+        } else {
+            &[0, 1, 17, 64, 65, 1000, 1024, 5000, 3 << 20]
+        };
+        for &len in lens {
             let want = pattern(len + 64, len as u8);
             for shift in [0usize, 9, 64] {
                 let mut buf = want.clone();
