@@ -66,8 +66,9 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
 ///   once led one page in order from 2 MiB to 1 GiB, with the source in memory and cached
 ///   alike, and turned the largest copies from behind glibc's `memcpy` (which reads four,
 ///   `large_memcpy_4x`) to level or ahead.
-/// - **Every other CPU**: 1 (in order). No run of the other CPUs met compared the two.
-///   `CACHECOPY_TUNE=pages=4` tries it on any CPU.
+/// - **Every other CPU**: 1 (in order). On AMD Zen 4 (run: family 25 model 17,
+///   docs/machines/amd-epyc-zen4-f25m17.md) one page led four at every size; the other CPUs
+///   met have no run. `CACHECOPY_TUNE=pages=4` tries four on any CPU.
 fn default_pages(cpu: &Cpu) -> usize {
     if cpu.arch == "x86_64" && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
         4
@@ -86,7 +87,7 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 }
 
 /// How fills of 0 to 64 bytes are made at the call site, by CPU, each rule as wide as its runs
-/// (docs/small-calls.md, "Sizes that change every call"):
+/// (docs/small-calls.md, "Sizes that change every call" and "Masked fills on AMD Zen 4"):
 ///
 /// - **Intel family 6 model 167 (run: family 6 model 167, docs/machines/intel-xeon-f6m167.md)**:
 ///   [`Small::MaskedFills`]. With sizes that change every call the plain classes mispredict
@@ -96,12 +97,20 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 ///   load waits for the earlier stores into its page there, so a copy out of a header just
 ///   built on the stack ran slower than glibc's `memcpy`: copies keep the plain classes, with
 ///   no test for masks on their path.
-/// - **Every other CPU**: [`Small::Plain`]. The other AVX-512 CPUs met (Intel model 207, AMD
-///   Zen 4) have no run of the masked class; glibc's and AMD LibMem's masked classes led ours
-///   on Zen 4's size mixes, so masks may win there too, but no run of this code says so.
+/// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
+///   docs/machines/amd-epyc-zen4-f25m17.md)**: [`Small::MaskedFills`]. The plain classes ran
+///   fills of 0-64 B of changing size at half glibc's speed there, the masked store at twice
+///   it, and at fixed sizes as fast as the plain classes or faster. Zen 3, the other family-25
+///   part, has no AVX-512 and so never gets here.
+/// - **Every other CPU**: [`Small::Plain`]. The other AVX-512 CPUs met (Intel model 207) and
+///   the parts nobody measured (Zen 5) have no run of the masked class.
 ///   `CACHECOPY_TUNE=small=masked-fills` tries it on any CPU that runs it.
 fn default_small(cpu: &Cpu) -> Small {
-    if masked_small(cpu) && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
+    let measured = matches!(
+        (cpu.vendor(), cpu.family_model),
+        ("GenuineIntel", Some((6, 167))) | ("AuthenticAMD", Some((25, _)))
+    );
+    if masked_small(cpu) && measured {
         Small::MaskedFills
     } else {
         Small::Plain
