@@ -38,6 +38,12 @@ pub(crate) static FILL_REP: AtomicUsize = AtomicUsize::new(UNSET);
 /// `usize::MAX` (and `UNSET`, before detection) means never. Read by `kernel::copy_temporal`.
 pub(crate) static REP_MOVSB: AtomicUsize = AtomicUsize::new(UNSET);
 
+/// From this many bytes a `Temporal` copy whose backend has 256-bit registers runs its loop on
+/// AVX-512 registers (`kernel::copy_temporal`); `usize::MAX` means never, and is all it holds
+/// on a CPU that does not run AVX-512 F and BW (`dispatch::publish` stores nothing else there),
+/// so a kernel reading any other value may run AVX-512 code.
+pub(crate) static WIDE_COPY: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 /// How many 4 KiB pages of the source a streamed copy reads at once (`kernel::copy_nontemporal`):
 /// 2, 4 or 8; any other value (1, and `UNSET` before detection) reads them in order.
 pub(crate) static STREAM_PAGES: AtomicUsize = AtomicUsize::new(UNSET);

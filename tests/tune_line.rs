@@ -258,19 +258,31 @@ fn the_records_line_sets_every_choice_again() {
     assert_eq!(err, "");
     // Every field is set by the line; the flush instruction too ("fence only" runs anywhere),
     // and the small calls' classes (`plain` runs anywhere).
-    let line = format!("{builtin},nt=4M,fill_rep=never,flush=fence only,small=plain,pages=2");
+    // `wide_copy=never` runs anywhere too.
+    let line = format!(
+        "{builtin},nt=4M,fill_rep=never,flush=fence only,small=plain,pages=2,wide_copy=never"
+    );
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &line)]);
     assert!(got.starts_with("nt=4M,"), "{got}");
     assert!(
-        got.contains(",fill_rep=never,") && got.ends_with(",flush=fence only,small=plain,pages=2"),
+        got.contains(",fill_rep=never,")
+            && got.ends_with(",flush=fence only,small=plain,pages=2,wide_copy=never"),
         "{got}"
     );
     assert_eq!(err, "");
+    // The value of a field of the built-in line.
+    let rule = |name: &str| {
+        let at = builtin
+            .split(',')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='));
+        at.unwrap_or_else(|| panic!("no {name} field: {builtin}"))
+            .to_string()
+    };
     // Pages: 1, 2, 4 or 8; anything else is refused and the rule's count stays.
-    let rule_pages = builtin.rsplit_once(",pages=").expect("a pages field").1;
+    let rule_pages = rule("pages");
     for bad in ["3", "0", "16", "4K"] {
         let (got, err) = child_tuning(&[("CACHECOPY_TUNE", &format!("pages={bad}"))]);
-        assert!(got.ends_with(&format!(",pages={rule_pages}")), "{got}");
+        assert!(got.contains(&format!(",pages={rule_pages},")), "{got}");
         assert!(
             err.contains(&format!("pages={bad}")) && err.contains("1, 2, 4 or 8"),
             "{err}"
@@ -291,4 +303,21 @@ fn the_records_line_sets_every_choice_again() {
     let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "small=masked")]);
     assert!(!got.contains(",small=masked,"), "{got}");
     assert!(err.contains("small=masked"), "{err}");
+    // Large copies on AVX-512 registers: a size only where the CPU runs AVX-512; elsewhere the
+    // field is refused and the rule's value (never) stays.
+    let avx512 = cachecopy::Backend::supported().contains(&cachecopy::Backend::Avx512);
+    let (got, err) = child_tuning(&[("CACHECOPY_TUNE", "wide_copy=64K")]);
+    if avx512 {
+        assert!(got.ends_with(",wide_copy=64K"), "{got}");
+        assert_eq!(err, "");
+    } else {
+        assert!(
+            got.ends_with(&format!(",wide_copy={}", rule("wide_copy"))),
+            "{got}"
+        );
+        assert!(
+            err.contains("wide_copy=64K") && err.contains("does not run AVX-512"),
+            "{err}"
+        );
+    }
 }

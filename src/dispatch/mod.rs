@@ -351,9 +351,18 @@ pub(crate) fn publish(t: &Tuning, first: bool) -> &'static Kernels {
         0
     };
     threshold_cells::MASKED_FILL_BELOW.store(small, Ordering::Relaxed);
+    // AVX-512 loops for large copies only where the CPU runs them (the field was checked as it
+    // was read; this keeps a hand-built record honest too): `kernel::copy_temporal` runs
+    // AVX-512 code for any other value.
+    let n = SUPPORTED.load(Ordering::Relaxed);
+    let wide = if NAMES[..n].contains(&Backend::Avx512) {
+        t.wide_copy
+    } else {
+        usize::MAX
+    };
+    threshold_cells::WIDE_COPY.store(wide, Ordering::Relaxed);
     t.store_thresholds(first);
     refresh_bounds();
-    let n = SUPPORTED.load(Ordering::Relaxed);
     // Both backends are runnable (checked as each field was read), so the table exists.
     let chosen = table::composed(t.engine).unwrap_or(BACKENDS[n - 1]);
     PUBLISHED
@@ -382,6 +391,7 @@ pub fn tuning() -> Tuning {
         fill_rep: 0,
         small: Small::from_fill_bound(threshold_cells::MASKED_FILL_BELOW.load(Ordering::Relaxed)),
         pages: 0,
+        wide_copy: threshold_cells::WIDE_COPY.load(Ordering::Relaxed),
     };
     t.load_thresholds();
     t

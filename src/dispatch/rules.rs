@@ -56,6 +56,31 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         fill_rep: default_fill_rep(cpu, widest),
         small: default_small(cpu),
         pages: default_pages(cpu),
+        wide_copy: default_wide_copy(cpu, widest),
+    }
+}
+
+/// From how many bytes `Temporal` copies on a 256-bit backend run their loop on AVX-512
+/// registers, by CPU, each rule as wide as its runs (docs/performance.md, "Large copies on
+/// 512-bit registers"):
+///
+/// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
+///   docs/machines/amd-epyc-zen4-f25m17.md)**: 1 MiB, the L2's size there. The engine keeps
+///   256-bit registers (`engine::rule`); from about the L2's size the 256-bit loop's copies into
+///   destinations not in cache fell behind glibc's 512-bit `memcpy` (one store per line where
+///   it makes two), while 512-bit registers matched it there and lost at some shorter sizes.
+/// - **Every other CPU**: never. The Intel models measured run AVX-512 for the whole job, Zen 3
+///   has no AVX-512, and the others have no run. `CACHECOPY_TUNE=wide_copy=` sets it on any
+///   CPU that runs AVX-512.
+fn default_wide_copy(cpu: &Cpu, widest: Backend) -> usize {
+    let zen4 = matches!(
+        (cpu.vendor(), cpu.family_model),
+        ("AuthenticAMD", Some((25, _)))
+    );
+    if cpu.arch == "x86_64" && zen4 && widest == Backend::Avx512 {
+        1 << 20
+    } else {
+        usize::MAX
     }
 }
 

@@ -107,10 +107,8 @@ macro_rules! kernels {
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
             entry!([$($feature)?]
-                extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 = {
-                    copy_temporal::<$v>(d, s, n);
-                    d
-                });
+                extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 =
+                    copy_temporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
                 crate::kernel::copy_nontemporal::<$v>(d, s, n));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =

@@ -104,6 +104,11 @@ pub struct Tuning {
     /// How many 4 KiB pages of the source a streamed copy reads at once (`pages=`: 1, 2, 4 or
     /// 8); see [`set_stream_pages`](crate::set_stream_pages).
     pub pages: usize,
+    /// From this many bytes `Temporal` copies (and `Auto` copies stored temporally) whose
+    /// backend has 256-bit registers run their loop on AVX-512 registers (`wide_copy=`;
+    /// `usize::MAX`: never, the only value on a CPU without AVX-512 F and BW). The engine stays
+    /// what it is for every other size and job.
+    pub wide_copy: usize,
 }
 
 /// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
@@ -180,6 +185,8 @@ pub(crate) enum Kind {
     Small,
     /// A number of pages: 1, 2, 4 or 8.
     Pages,
+    /// A size, or `never`; a size only where this CPU runs AVX-512.
+    Wide,
 }
 
 /// One field's value.
@@ -214,6 +221,13 @@ pub(crate) struct Runs<'a> {
     pub(crate) masks: bool,
 }
 
+impl Runs<'_> {
+    /// Whether this CPU runs the AVX-512 backend (what [`Kind::Wide`] asks).
+    fn avx512(&self) -> bool {
+        self.backends.contains(&Backend::Avx512)
+    }
+}
+
 impl Kind {
     /// Reads a value of this kind (surrounding blanks already trimmed) that this CPU runs.
     fn parse(self, v: &[u8], runs: &Runs<'_>) -> Option<Value> {
@@ -238,6 +252,9 @@ impl Kind {
                 b"1" | b"2" | b"4" | b"8" => Some(Value::Size(usize::from(v[0] - b'0'))),
                 _ => None,
             },
+            Kind::Wide => parse_size(v)
+                .filter(|&n| n == usize::MAX || runs.avx512())
+                .map(Value::Size),
         }
     }
 }
@@ -274,6 +291,10 @@ impl fmt::Display for Expected<'_> {
             Kind::Small if self.1.masks => f.write_str("plain or masked-fills"),
             Kind::Small => f.write_str("plain (this CPU does not run the masked class)"),
             Kind::Pages => f.write_str("1, 2, 4 or 8"),
+            Kind::Wide if self.1.avx512() => {
+                f.write_str("a size (digits with K, M or G, or never)")
+            }
+            Kind::Wide => f.write_str("never (this CPU does not run AVX-512)"),
         }
     }
 }
@@ -339,7 +360,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 11] = [
+pub(crate) static FIELDS: [Field; 12] = [
     size!("nt", c"CACHECOPY_NT_THRESHOLD", nt, Some(FILL)),
     size!("fill_nt", c"CACHECOPY_FILL_NT_THRESHOLD", fill_nt, None),
     size!(
@@ -399,6 +420,14 @@ pub(crate) static FIELDS: [Field; 11] = [
         kind: Kind::Pages,
         set: |t, v| t.pages = v.size(),
         get: Some(|t| Value::Size(t.pages)),
+    },
+    Field {
+        name: "wide_copy",
+        var: None,
+        var_also: None,
+        kind: Kind::Wide,
+        set: |t, v| t.wide_copy = v.size(),
+        get: Some(|t| Value::Size(t.wide_copy)),
     },
 ];
 

@@ -581,42 +581,88 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-/// A `Temporal` copy: [`temporal`], except on x86_64 from [`crate::rep_movsb_threshold`] bytes
-/// (set on Intel CPUs with ERMS, never elsewhere): one ordinary 64-byte store, then `rep movsb`
-/// from the first line boundary of the destination. Large string moves write whole lines
-/// without first reading them for ownership; the vector loop pays that read for every line not
-/// in cache. A destination a few lines ahead of the source modulo 4 KiB keeps the vector loop:
-/// the string move's loads would alias its own recent stores ([`aliases_4k`]).
+/// A `Temporal` copy: [`temporal`], except on x86_64 in the loop class (past eight registers):
+/// - from [`crate::rep_movsb_threshold`] bytes (set on Intel CPUs with ERMS, never elsewhere):
+///   one ordinary 64-byte store, then `rep movsb` from the first line boundary of the
+///   destination. Large string moves write whole lines without first reading them for
+///   ownership; the vector loop pays that read for every line not in cache. A destination a few
+///   lines ahead of the source modulo 4 KiB keeps the vector loop: the string move's loads would
+///   alias its own recent stores ([`aliases_4k`]).
+/// - on a 256-bit backend, from [`crate::threshold_cells::WIDE_COPY`] bytes (set on AMD Zen 4,
+///   never elsewhere): the loop on AVX-512 registers ([`copy_wide`]).
+///
+/// Returns `dst`, so that the table's entry, which returns it as C's `memcpy` does, ends in a
+/// jump to [`copy_wide`] rather than a call that must keep `dst` across it.
 ///
 /// # Safety
 /// As [`temporal`].
 #[inline(always)]
-pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+// Builds without vector registers compile the AVX-512 branch out, leaving one `if` in another.
+#[cfg_attr(
+    any(cachecopy_integer_only, not(target_feature = "sse2")),
+    allow(clippy::collapsible_if)
+)]
+pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> *mut u8 {
     // SAFETY: (whole body) every move is inside `dst..dst + len` and `src..src + len`.
     unsafe {
         // Up to four registers first, so that the ladder splits there before anything else (one
         // compare to the two- and four-register classes, one more to the eight-register class);
-        // the string move is for the loop class only (glibc clamps its threshold the same way).
+        // the string move and the AVX-512 loop are for the loop class only (glibc clamps its
+        // string move's threshold the same way), so no shorter copy pays their compares.
         if len <= 4 * V::BYTES {
-            return temporal::<V, Mem>(dst, Mem(src), len);
+            temporal::<V, Mem>(dst, Mem(src), len);
+            return dst;
         }
         #[cfg(target_arch = "x86_64")]
-        if len > 8 * V::BYTES
-            && len >= 64
-            && len >= crate::threshold_cells::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
-            && !aliases_4k(dst, src)
-        {
-            // `head < 64 <= len`: the 64-byte move covers it, then the string move runs from
-            // the aligned destination address to the end.
-            let head = (dst as usize).wrapping_neg() & 63;
-            if head != 0 {
-                temporal::<V, Mem>(dst, Mem(src), 64);
+        if len > 8 * V::BYTES {
+            if len >= 64
+                && len
+                    >= crate::threshold_cells::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
+                && !aliases_4k(dst, src)
+            {
+                // `head < 64 <= len`: the 64-byte move covers it, then the string move runs
+                // from the aligned destination address to the end.
+                let head = (dst as usize).wrapping_neg() & 63;
+                if head != 0 {
+                    temporal::<V, Mem>(dst, Mem(src), 64);
+                }
+                arch::rep_movsb(dst.add(head), src.add(head), len - head);
+                return dst;
             }
-            arch::rep_movsb(dst.add(head), src.add(head), len - head);
-            return;
+            #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
+            if V::BYTES == 32
+                && len
+                    >= crate::threshold_cells::WIDE_COPY.load(core::sync::atomic::Ordering::Relaxed)
+            {
+                // The cell is below `usize::MAX` only where the CPU runs AVX-512 F and BW.
+                return copy_wide(dst, src, len);
+            }
         }
-        temporal::<V, Mem>(dst, Mem(src), len)
+        temporal::<V, Mem>(dst, Mem(src), len);
+        dst
     }
+}
+
+/// A `Temporal` copy on AVX-512 registers, for a 256-bit backend's copies from
+/// [`crate::threshold_cells::WIDE_COPY`] bytes: one 64-byte store per line of the loop where
+/// the 256-bit loop makes two, so twice the lines are in flight in the store queue. Into a
+/// destination that is not cached each of them waits for its line, and on AMD Zen 4 the 256-bit
+/// loop fell behind glibc's 512-bit one from about the L2's size (docs/performance.md,
+/// "Large copies on 512-bit registers").
+///
+/// # Safety
+/// As [`temporal`], and the CPU runs AVX-512 F and BW.
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(cachecopy_integer_only)
+))]
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe extern "C" fn copy_wide(dst: *mut u8, src: *const u8, len: usize) -> *mut u8 {
+    // SAFETY: forwarded contract; the target features are the caller's to guarantee.
+    unsafe { temporal::<crate::vector::Overlap<arch::Avx512>, Mem>(dst, Mem(src), len) };
+    dst
 }
 
 /// Whether a forward string move from `src` to `dst` would have its loads falsely depend on its

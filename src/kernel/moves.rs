@@ -79,7 +79,9 @@ pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
             return temporal::<V, Mem>(dst, Mem(src), len);
         }
         match lie(dst, src, len) {
-            Lie::Disjoint => copy_temporal::<V>(dst, src, len),
+            Lie::Disjoint => {
+                copy_temporal::<V>(dst, src, len);
+            }
             Lie::Same => {}
             Lie::Down => forward::<V>(dst, src, len),
             Lie::Up => backward::<V>(dst, src, len),

@@ -261,6 +261,21 @@ const PAGES_UNRUN: Expect = e(
     "pages=1",
     Why::Stated(&[q(PERF, "The other CPUs keep one page without a run")]),
 );
+/// 256-bit copy loops at every size where no run put large copies on AVX-512 registers.
+const WIDE_NEVER: Expect = e(
+    "wide_copy=never",
+    Why::Stated(&[q(
+        PERF,
+        "| every other CPU | `never` | Zen 3 and the AVX2-only parts have no AVX-512; the Intel \
+         models measured run AVX-512 for the whole job; the others have no run |",
+    )]),
+);
+/// Large copies on AVX-512 registers from 1 MiB on AMD family 25 with AVX-512 (Zen 4).
+const WIDE_ZEN4: Quote = q(
+    PERF,
+    "| AMD family 25 with AVX-512 (Zen 4) | `1M` | the runs below |",
+);
+
 /// The engine line of every AMD record that runs AVX2 (the Zen rules, and the widest backend
 /// of a CPU without AVX-512).
 const AVX2_ENGINE: &str = "temporal=avx2,stream=avx2,edges=overlap";
@@ -289,6 +304,7 @@ const INTEL_UNRUN: &[Expect] = &[
     FLUSH_CLWB,
     PLAIN_UNRUN,
     PAGES_UNRUN,
+    WIDE_NEVER,
 ];
 
 /// A raw dump's origin, by the record's name: its non-zero leaves in `zoo/<name>.cpuid`, the
@@ -382,6 +398,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             PLAIN_NO_MASKS,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     },
     // AMD EPYC Zen 4 (Genoa) with AVX-512 exposed: the raw dump of 2026-12-04. XCR0 was not
@@ -446,6 +463,13 @@ pub(super) static ZOO: &[Record] = &[
                 "pages=1",
                 Why::Measured(&[q(PERF, "| memory, 256 MiB | 1.77-1.78x | 1.33-1.39x |")]),
             ),
+            e(
+                "wide_copy=1M",
+                Why::Measured(&[
+                    WIDE_ZEN4,
+                    q(PERF, "| 4 MiB | 0.67-0.86x | 0.99-1.04x | 1.02-1.03x |"),
+                ]),
+            ),
         ],
     },
     // The same Zen 4 with AVX-512 hidden by the hypervisor: the dump's CPU without the
@@ -491,6 +515,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             PLAIN_NO_MASKS,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     },
     // Intel Xeon family 6 model 207 (Emerald Rapids class), twice: no dump, rebuilt from its
@@ -571,6 +596,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             PLAIN_UNRUN,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     },
     // Intel Xeon family 6 model 167, this session's CPU: the raw dump. XCR0 read on the VM (the
@@ -674,6 +700,7 @@ pub(super) static ZOO: &[Record] = &[
                     ),
                 ]),
             ),
+            WIDE_NEVER,
         ],
     },
     // ---------------------------------------------------------------- parts no run covers
@@ -693,6 +720,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             PLAIN_UNRUN,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     ),
     // AMD EPYC 7003X "Milan-X": Zen 3 with a stacked L3, 96 MiB per 8-core CCX.
@@ -710,6 +738,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             PLAIN_NO_MASKS,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     ),
     // AMD EPYC 9004X "Genoa-X": Zen 4 with a stacked L3, 96 MiB per CCD. The Zen 4 rule covers
@@ -728,6 +757,7 @@ pub(super) static ZOO: &[Record] = &[
             FLUSH_CLWB,
             e("small=masked-fills", Why::Stated(&[SMALL_ZEN4])),
             PAGES_UNRUN,
+            e("wide_copy=1M", Why::Stated(&[WIDE_ZEN4])),
         ],
     ),
     // Intel Xeon 6 "Granite Rapids" (family 6 model 173).
@@ -766,6 +796,7 @@ pub(super) static ZOO: &[Record] = &[
             e("flush=dc cvap", Why::Stated(FLUSH_RULE)),
             PLAIN_NO_MASKS,
             PAGES_UNRUN,
+            WIDE_NEVER,
         ],
     ),
 ];
