@@ -16,11 +16,11 @@ use crate::copy::len_mismatch;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
 use crate::dispatch::supported::Unsupported;
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{copy_below, fill_below};
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
-use crate::{dispatch, kernel, net};
+use crate::{kernel, net};
 
 /// The handle of one batch: every operation stores without a fence; [`batch`] fences once at
 /// the end. `'scope` is the batch's lifetime: destinations are borrowed for all of it.
@@ -80,6 +80,9 @@ use crate::{dispatch, kernel, net};
 /// });
 /// ```
 pub struct Batch<'scope, 'env: 'scope> {
+    /// The plan of the batch (its bounds, flush instruction and knobs).
+    p: &'static Plan,
+    /// The kernels it runs: the plan's, or an engine's asked for by [`batch_with`].
     k: &'static Kernels,
     mode: Mode,
     /// The fence the batch's mode needs (the strongest any of its operations owes).
@@ -113,7 +116,8 @@ pub fn batch<'env, F, R>(mode: Mode, f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
-    batch_on(dispatch::active(), mode, f)
+    let p = plan::active();
+    batch_on(p, &p.kernels, mode, f)
 }
 
 /// [`batch`] with exactly `engine` (to compare engines: see [`Engine::supported`]).
@@ -132,19 +136,21 @@ pub fn batch_with<'env, F, R>(engine: Engine, mode: Mode, f: F) -> Result<R, Uns
 where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
-    Ok(batch_on(engine.kernels()?, mode, f))
+    Ok(batch_on(plan::active(), engine.kernels()?, mode, f))
 }
 
-/// [`batch`] on the kernels `k` (which must run on this CPU: dispatch's or a checked backend's).
+/// [`batch`] on the plan `p` with the kernels `k` (which must run on this CPU: the plan's or a
+/// checked engine's).
 #[inline]
-pub(crate) fn batch_on<'env, F, R>(k: &'static Kernels, mode: Mode, f: F) -> R
+pub(crate) fn batch_on<'env, F, R>(p: &'static Plan, k: &'static Kernels, mode: Mode, f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
     // The strongest store kind any operation of the batch may use: the one a call of every
     // length resolves to.
-    let fence = mode.strongest();
+    let fence = mode.strongest(p.tuning.flush);
     let b = Batch {
+        p,
         k,
         mode,
         fence,
@@ -164,7 +170,7 @@ struct FenceOnExit<'a, 'scope, 'env>(&'a Batch<'scope, 'env>);
 impl Drop for FenceOnExit<'_, '_, '_> {
     fn drop(&mut self) {
         if self.0.owed.get() {
-            // SAFETY: the fence's flush op is dispatch's, which runs here.
+            // SAFETY: the fence's flush op is the plan's, which runs here.
             unsafe { self.0.fence.fence() };
         }
     }
@@ -243,7 +249,7 @@ impl<'scope> Batch<'scope, '_> {
         if dst.len() != src.len() {
             len_mismatch("Batch::copy", dst.len(), src.len());
         }
-        let store = self.mode.resolve(src.len(), copy_below());
+        let store = self.mode.resolve(src.len(), &self.p.copy_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), dst.len(), 0, store);
         // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
         // on this thread before `dst` is released.
@@ -260,7 +266,7 @@ impl<'scope> Batch<'scope, '_> {
             unsafe { kernel::fill_inline(dst.as_mut_ptr(), byte, len) };
             return;
         }
-        let store = self.mode.resolve(len, fill_below());
+        let store = self.mode.resolve(len, &self.p.fill_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: a live slice; the batch fences before `dst` is released.
         unsafe { fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
@@ -285,7 +291,7 @@ impl<'scope> Batch<'scope, '_> {
             len_mismatch("Batch::csum_and_copy", dst.len(), src.len());
         }
         let (k, len) = (self.k, src.len());
-        let store = self.mode.resolve(len, copy_below());
+        let store = self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
         let sum = unsafe { csum_copy_unfenced_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) };
@@ -302,9 +308,9 @@ impl<'scope> Batch<'scope, '_> {
             dst.as_mut_ptr(),
             len,
             0,
-            self.mode.resolve(len, copy_below()),
+            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
-        let (n, store) = iter::copy_from_iter_unfenced(self.k, dst, src, self.mode);
+        let (n, store) = iter::copy_from_iter_unfenced(self.p, self.k, dst, src, self.mode);
         self.owe(store);
         n
     }
@@ -313,7 +319,7 @@ impl<'scope> Batch<'scope, '_> {
     /// the bytes copied. The segments stay borrowed until the batch has fenced.
     #[inline]
     pub fn copy_to_iter(&self, src: &[u8], dst: &mut Dest<'scope>) -> usize {
-        let (n, store) = iter::copy_to_iter_unfenced(self.k, src, dst, self.mode);
+        let (n, store) = iter::copy_to_iter_unfenced(self.p, self.k, src, dst, self.mode);
         self.owe(store);
         n
     }
@@ -321,7 +327,7 @@ impl<'scope> Batch<'scope, '_> {
     /// Copies up to `len` bytes from cursor to cursor ([`iter::copy_iter`] without the fence).
     #[inline]
     pub fn copy_iter(&self, dst: &mut Dest<'scope>, src: &mut Source<'_>, len: usize) -> usize {
-        let (n, store) = iter::copy_iter_unfenced(self.k, dst, src, len, self.mode);
+        let (n, store) = iter::copy_iter_unfenced(self.p, self.k, dst, src, len, self.mode);
         self.owe(store);
         n
     }
@@ -329,7 +335,7 @@ impl<'scope> Batch<'scope, '_> {
     /// Zeroes the next `len` bytes of `dst` ([`iter::zero_iter`] without the fence).
     #[inline]
     pub fn zero_iter(&self, dst: &mut Dest<'scope>, len: usize) -> usize {
-        let (n, store) = iter::zero_iter_unfenced(self.k, dst, len, self.mode);
+        let (n, store) = iter::zero_iter_unfenced(self.p, self.k, dst, len, self.mode);
         self.owe(store);
         n
     }
@@ -347,11 +353,12 @@ impl<'scope> Batch<'scope, '_> {
             dst.as_mut_ptr(),
             len,
             0,
-            self.mode.resolve(len, copy_below()),
+            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
         // SAFETY: an exclusive slice, so it overlaps no source segment; the batch fences.
         let (n, sum, store) = unsafe {
             net::csum_and_copy_from_iter_unfenced(
+                self.p,
                 self.k,
                 dst.as_mut_ptr(),
                 dst.len(),
@@ -383,12 +390,13 @@ impl<'scope> Batch<'scope, '_> {
             frame.as_mut_ptr(),
             len,
             head,
-            self.mode.resolve(len, copy_below()),
+            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
         // SAFETY: an exclusive slice, so it overlaps no source segment; `head` checked; the
         // batch fences.
         let (n, sum, store) = unsafe {
             net::csum_frame_from_iter_unfenced(
+                self.p,
                 self.k,
                 frame.as_mut_ptr(),
                 frame.len(),
@@ -406,7 +414,7 @@ impl<'scope> Batch<'scope, '_> {
     /// fence); returns `(bytes copied, partial sum)`.
     #[inline]
     pub fn csum_and_copy_to_iter(&self, src: &[u8], dst: &mut Dest<'scope>) -> (usize, u32) {
-        let (n, sum, store) = net::csum_and_copy_to_iter_unfenced(self.k, src, dst, self.mode);
+        let (n, sum, store) = net::csum_and_copy_to_iter_unfenced(self.p, self.k, src, dst, self.mode);
         self.owe(store);
         (n, sum)
     }

@@ -13,12 +13,56 @@
 
 use crate::cpu::FlushOp;
 use crate::dispatch::engine::{Backend, Engine};
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::store::{copy_on, copy_unfenced_on, fill_on, fill_unfenced_on, Store};
 use crate::dispatch::supported::{Unsupportable, Unsupported};
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below, fill_below};
 use crate::kernel;
 use crate::mode::Mode;
+
+/// The plan a call runs: the published one ([`Via::Published`], every public call), or one the
+/// caller holds ([`Via::Plan`], `Plan::copy` and its kin). Inlined, `Published` compiles to the
+/// one load of the published pointer a call made before plans existed.
+#[derive(Clone, Copy)]
+pub(crate) enum Via<'a> {
+    /// The published plan.
+    Published,
+    /// This plan.
+    Plan(&'a Plan),
+}
+
+impl<'a> Via<'a> {
+    /// The plan to read the temporal entry and the bounds from: before the first detection the
+    /// published one is the bootstrap plan, whose temporal entries detect (take nothing else
+    /// from it: see [`Via::full`]).
+    #[inline(always)]
+    pub(crate) fn hot(self) -> &'a Plan {
+        match self {
+            Via::Published => plan::current(),
+            Via::Plan(p) => p,
+        }
+    }
+
+    /// The plan, detected: for everything but the temporal entries.
+    #[inline(always)]
+    pub(crate) fn full(self) -> &'a Plan {
+        match self {
+            Via::Published => plan::active(),
+            Via::Plan(p) => p,
+        }
+    }
+}
+
+/// `p`, or the detected plan where `p` is the bootstrap plan (a call that found nothing
+/// published yet and went out of line).
+#[inline(always)]
+pub(crate) fn detected(p: &Plan) -> &Plan {
+    if plan::is_bootstrap(p) {
+        plan::active()
+    } else {
+        p
+    }
+}
 
 #[cold]
 #[track_caller]
@@ -59,6 +103,16 @@ pub fn copy(dst: &mut [u8], src: &[u8], mode: Mode) {
 /// Alignment is never required.
 #[inline(always)]
 pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
+    // SAFETY: forwarded contract.
+    unsafe { copy_in(Via::Published, dst, src, len, mode) };
+}
+
+/// [`copy_raw`] on the plan `via` names.
+///
+/// # Safety
+/// `copy_raw`'s contract.
+#[inline(always)]
+pub(crate) unsafe fn copy_in(via: Via<'_>, dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
     if len <= kernel::small::MAX {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode but FlushCache is ordinary
         // stores, which the inline classes are (`kernel::small`); FlushCache then writes the
@@ -66,18 +120,18 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
         unsafe {
             kernel::small::copy(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(dst, len, true);
+                flush_inline(via.full(), dst, len, true);
             }
         }
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe { copy_via_table(dst, src, len, mode) };
+    unsafe { copy_via_table(via.hot(), dst, src, len, mode) };
 }
 
-/// [`copy_raw`] past the inline classes. A call that stores temporally at this length (below
-/// its mode's published bound, `dispatch::copy_below`) calls the published table's temporal
-/// entry from the call site, as a call through the PLT reaches glibc's `memcpy`, with no test
+/// [`copy_raw`] past the inline classes, on the plan `p`. A call that stores temporally at this
+/// length (below its mode's bound in the plan) calls the plan's temporal entry from the call
+/// site, as a call through the PLT reaches glibc's `memcpy`, with no test
 /// for "detected yet" (the bootstrap table's temporal entry detects first); the rest go on to
 /// [`copy_table`]. The mode costs one load and one compare, constant or not, and nothing for a
 /// constant `Temporal`. Inlined, and the entry `extern "C"` (it cannot unwind, so the caller
@@ -87,14 +141,14 @@ pub unsafe fn copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(always)]
-unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first).
+unsafe fn copy_via_table(p: &Plan, dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first).
     unsafe {
-        if mode.stores_temporally(len, copy_below()) {
-            return (dispatch::detected().copy_temporal)(dst, src, len);
+        if mode.stores_temporally(len, &p.copy_below) {
+            return (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs);
         }
-        copy_table(dst, src, len, mode)
+        copy_table(p, dst, src, len, mode)
     }
 }
 
@@ -107,16 +161,23 @@ unsafe fn copy_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -
 /// `copy_raw`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
-    let k = dispatch::active();
-    // SAFETY: forwarded contract; the detected backend runs on this CPU. `len == 0` touches no
+unsafe extern "C" fn copy_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
+    let p = detected(p);
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
+    // SAFETY: forwarded contract; the plan's kernels run on this CPU. `len == 0` touches no
     // memory in any kernel (every move lies inside `0..len`).
-    unsafe { copy_on(k, dst, src, len, mode.resolve(len, copy_below())) };
+    unsafe { copy_on(&p.kernels, dst, src, len, store) };
     dst
 }
 
 /// Writes back every line of `dst..dst + len` that a `FlushCache` call of the inline path just
-/// stored, with dispatch's flush instruction, then (`fenced`) waits for the write-backs: what the
+/// stored, with the plan's flush instruction, then (`fenced`) waits for the write-backs: what the
 /// table's flush kernels do below `STREAM_MIN`. Out of line and cold, so that the inline path
 /// pays one predicted compare after its stores for a mode read at run time, and nothing for a
 /// constant one (docs/small-calls.md, "The run-time mode").
@@ -125,14 +186,39 @@ unsafe extern "C" fn copy_table(dst: *mut u8, src: *const u8, len: usize, mode: 
 /// `dst..dst + len` mapped (it was just written).
 #[cold]
 #[inline(never)]
-pub(crate) unsafe fn flush_inline(dst: *const u8, len: usize, fenced: bool) {
-    let op = dispatch::flush_op();
-    // SAFETY: `op` runs on this CPU (dispatch's); the range was just written, so it is mapped.
+pub(crate) unsafe fn flush_inline(p: &Plan, dst: *const u8, len: usize, fenced: bool) {
+    let op = p.tuning.flush;
+    // SAFETY: `op` runs on this CPU (the plan's); the range was just written, so it is mapped.
     unsafe {
         crate::arch::flush_range(op, dst, len);
         if fenced {
             Store::Flush(op).fence();
         }
+    }
+}
+
+impl Plan {
+    /// [`copy`] on this plan instead of the published one: what a test or a benchmark runs to
+    /// try a plan without publishing it.
+    ///
+    /// # Panics
+    /// When the lengths differ, as [`copy`].
+    #[inline]
+    #[track_caller]
+    pub fn copy(&self, dst: &mut [u8], src: &[u8], mode: Mode) {
+        if dst.len() != src.len() {
+            len_mismatch("Plan::copy", dst.len(), src.len());
+        }
+        // SAFETY: two live slices of equal length; `&mut` cannot overlap `&`; the plan's kernels
+        // run on this CPU (a plan is built only from what it runs).
+        unsafe { copy_in(Via::Plan(self), dst.as_mut_ptr(), src.as_ptr(), src.len(), mode) }
+    }
+
+    /// [`fill`] on this plan instead of the published one.
+    #[inline]
+    pub fn fill(&self, dst: &mut [u8], byte: u8, mode: Mode) {
+        // SAFETY: a live slice; the plan's kernels run on this CPU.
+        unsafe { fill_in(Via::Plan(self), dst.as_mut_ptr(), byte, dst.len(), mode) };
     }
 }
 
@@ -177,16 +263,10 @@ fn copy_checked(
         len_mismatch(name, dst.len(), src.len());
     }
     let k = kernels()?;
+    let p = plan::active();
+    let store = mode.resolve(src.len(), &p.copy_below, p.tuning.flush);
     // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
-    unsafe {
-        copy_on(
-            k,
-            dst.as_mut_ptr(),
-            src.as_ptr(),
-            src.len(),
-            mode.resolve(src.len(), copy_below()),
-        )
-    };
+    unsafe { copy_on(k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store) };
     Ok(())
 }
 
@@ -236,9 +316,7 @@ pub fn copy_with_flush(
         len_mismatch("copy_with_flush", dst.len(), src.len());
     }
     let k = backend.kernels()?;
-    if !dispatch::flush_supported(op) {
-        return Err(Unsupported(Unsupportable::Flush(op)));
-    }
+    flush_supported(op)?;
     // SAFETY: as `copy_with`, and `op` runs on this CPU.
     unsafe {
         copy_on(
@@ -252,8 +330,16 @@ pub fn copy_with_flush(
     Ok(())
 }
 
-/// Sets every byte of `dst` to `byte` with the cache policy `mode` (for `Auto`, against
-/// [`fill_nt_threshold`](crate::fill_nt_threshold)).
+/// Whether this CPU runs `op`.
+fn flush_supported(op: FlushOp) -> Result<(), Unsupported> {
+    if plan::facts().flush & (1 << op.index()) == 0 {
+        return Err(Unsupported(Unsupportable::Flush(op)));
+    }
+    Ok(())
+}
+
+/// Sets every byte of `dst` to `byte` with the cache policy `mode` (for `Auto`, against the
+/// plan's `fill_nt`).
 ///
 /// ```
 /// let mut page = vec![1u8; 4096];
@@ -306,36 +392,46 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// ```
 #[inline(always)]
 pub unsafe fn memset_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
+    // SAFETY: forwarded contract.
+    unsafe { fill_in(Via::Published, dst, byte, len, mode) }
+}
+
+/// [`memset_raw`] on the plan `via` names.
+///
+/// # Safety
+/// `fill_raw`'s contract.
+#[inline(always)]
+pub(crate) unsafe fn fill_in(via: Via<'_>, dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
     if len <= kernel::small::MAX {
         // SAFETY: forwarded contract. Every mode stores this few bytes with ordinary stores
         // (streaming starts at `STREAM_MIN`), so inline stores are that mode; FlushCache then
-        // writes the lines back ([`flush_inline`]).
+        // writes the lines back ([`flush_inline`]). The plan's small-fill choice is read from
+        // the plan as found (the bootstrap plan's is the plain classes).
         unsafe {
-            kernel::small::fill(dst, byte, len);
+            kernel::small::fill(dst, byte, len, via.hot().masked_fill_below);
             if mode == Mode::FlushCache {
-                flush_inline(dst, len, true);
+                flush_inline(via.full(), dst, len, true);
             }
         }
         return dst;
     }
     // SAFETY: forwarded contract.
-    unsafe { fill_via_table(dst, byte, len, mode) }
+    unsafe { fill_via_table(via.hot(), dst, byte, len, mode) }
 }
 
-/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the fill bounds,
-/// `dispatch::fill_below`).
+/// [`fill_raw`] past the inline classes, as [`copy_via_table`] (with the plan's fill bounds).
 ///
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(always)]
-unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first).
+unsafe fn fill_via_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first).
     unsafe {
-        if mode.stores_temporally(len, fill_below()) {
-            return (dispatch::detected().fill_temporal)(dst, byte, len);
+        if mode.stores_temporally(len, &p.fill_below) {
+            return (p.kernels.fill_temporal)(dst, byte, len, &p.kernels.knobs);
         }
-        fill_table(dst, byte, len, mode)
+        fill_table(p, dst, byte, len, mode)
     }
 }
 
@@ -345,10 +441,11 @@ unsafe fn fill_via_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut
 /// `fill_raw`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn fill_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
-    let k = dispatch::active();
-    // SAFETY: forwarded contract; the detected backend runs on this CPU.
-    unsafe { fill_on(k, dst, byte, len, mode.resolve(len, fill_below())) };
+unsafe extern "C" fn fill_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
+    let p = detected(p);
+    let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
+    // SAFETY: forwarded contract; the plan's kernels run on this CPU.
+    unsafe { fill_on(&p.kernels, dst, byte, len, store) };
     dst
 }
 
@@ -370,16 +467,10 @@ pub fn fill_with(
 /// [`fill_with`] and [`fill_with_engine`] once their table `k` (which runs on this CPU) is found.
 #[inline]
 fn fill_checked(k: &'static Kernels, dst: &mut [u8], byte: u8, mode: Mode) {
+    let p = plan::active();
+    let store = mode.resolve(dst.len(), &p.fill_below, p.tuning.flush);
     // SAFETY: a live slice; `k` runs on this CPU.
-    unsafe {
-        fill_on(
-            k,
-            dst.as_mut_ptr(),
-            byte,
-            dst.len(),
-            mode.resolve(dst.len(), fill_below()),
-        )
-    };
+    unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), store) };
 }
 
 /// Fills with exactly `engine`; otherwise as [`fill_with`].
@@ -408,9 +499,7 @@ pub fn fill_with_flush(
     byte: u8,
 ) -> Result<(), Unsupported> {
     let k = backend.kernels()?;
-    if !dispatch::flush_supported(op) {
-        return Err(Unsupported(Unsupportable::Flush(op)));
-    }
+    flush_supported(op)?;
     // SAFETY: a live slice; `k` and `op` run on this CPU.
     unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), Store::Flush(op)) };
     Ok(())
@@ -456,20 +545,21 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe {
             kernel::small::copy(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(dst, len, false);
+                flush_inline(plan::active(), dst, len, false);
             }
         }
         return;
     }
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
-    // fence, and the caller fences the rest (see above).
+    let p = plan::current();
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first); ordinary stores owe no fence, and the caller
+    // fences the rest (see above).
     unsafe {
-        if mode.stores_temporally(len, copy_below()) {
-            (dispatch::detected().copy_temporal)(dst, src, len);
+        if mode.stores_temporally(len, &p.copy_below) {
+            (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs);
             return;
         }
-        copy_unfenced_table(dst, src, len, mode)
+        copy_unfenced_table(p, dst, src, len, mode)
     }
 }
 
@@ -479,10 +569,17 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 /// `copy_raw_unfenced`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn copy_unfenced_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    let k = dispatch::active();
+unsafe extern "C" fn copy_unfenced_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) {
+    let p = detected(p);
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     // SAFETY: forwarded contract; the caller fences.
-    unsafe { copy_unfenced_on(k, dst, src, len, mode.resolve(len, copy_below())) }
+    unsafe { copy_unfenced_on(&p.kernels, dst, src, len, store) }
 }
 
 /// [`fill_raw`] without the closing fence; see [`copy_raw_unfenced`] for what the caller must
@@ -492,26 +589,27 @@ unsafe extern "C" fn copy_unfenced_table(dst: *mut u8, src: *const u8, len: usiz
 /// [`fill_raw`]'s contract, and [`copy_raw_unfenced`]'s fence obligation.
 #[inline(always)]
 pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    let p = plan::current();
     if len <= kernel::small::MAX {
         // SAFETY: forwarded contract; ordinary stores owe no fence, FlushCache's write-backs
         // are the caller's to fence.
         unsafe {
-            kernel::small::fill(dst, byte, len);
+            kernel::small::fill(dst, byte, len, p.masked_fill_below);
             if mode == Mode::FlushCache {
-                flush_inline(dst, len, false);
+                flush_inline(plan::active(), dst, len, false);
             }
         }
         return;
     }
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
-    // fence, and the caller fences the rest.
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first); ordinary stores owe no fence, and the caller
+    // fences the rest.
     unsafe {
-        if mode.stores_temporally(len, fill_below()) {
-            (dispatch::detected().fill_temporal)(dst, byte, len);
+        if mode.stores_temporally(len, &p.fill_below) {
+            (p.kernels.fill_temporal)(dst, byte, len, &p.kernels.knobs);
             return;
         }
-        fill_unfenced_table(dst, byte, len, mode)
+        fill_unfenced_table(p, dst, byte, len, mode)
     }
 }
 
@@ -521,10 +619,11 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
 /// `fill_raw_unfenced`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn fill_unfenced_table(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
-    let k = dispatch::active();
+unsafe extern "C" fn fill_unfenced_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+    let p = detected(p);
+    let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
     // SAFETY: forwarded contract; the caller fences.
-    unsafe { fill_unfenced_on(k, dst, byte, len, mode.resolve(len, fill_below())) }
+    unsafe { fill_unfenced_on(&p.kernels, dst, byte, len, store) }
 }
 
 /// Completes every streaming store and cache write-back this thread has issued: after it, the
@@ -535,7 +634,7 @@ unsafe extern "C" fn fill_unfenced_table(dst: *mut u8, byte: u8, len: usize, mod
 /// about as much as a 1-2 KiB copy, so call it once per batch, not once per buffer.
 #[inline]
 pub fn fence() {
-    let op = dispatch::flush_op();
-    // SAFETY: dispatch's flush op runs on this CPU; the strongest fence any mode needs.
+    let op = plan::active().tuning.flush;
+    // SAFETY: the plan's flush op runs on this CPU; the strongest fence any mode needs.
     unsafe { Store::Flush(op).fence() }
 }

@@ -74,8 +74,6 @@ extern crate std;
 #[path = "../arch/mod.rs"]
 mod arch;
 mod batch;
-#[cfg(all(feature = "std", unix))]
-pub mod calibrate;
 mod copy;
 mod cpu;
 mod dispatch;
@@ -86,29 +84,13 @@ mod moves;
 pub mod net;
 pub mod page;
 pub mod policy;
+pub mod raw;
 #[cfg(all(test, feature = "std"))]
 mod testutil;
-mod threshold_cells;
-mod thresholds;
+pub mod tune;
 mod vector;
 
-pub use batch::{batch, batch_with, Batch};
-#[cfg(all(feature = "std", unix))]
-pub use calibrate::calibrate;
-pub use copy::{
-    copy, copy_raw, copy_raw_unfenced, copy_with, copy_with_engine, copy_with_flush, fence, fill,
-    fill_raw, fill_raw_unfenced, fill_with, fill_with_engine, fill_with_flush, memset_raw, zero,
-};
-pub use cpu::{Caches, Cpu, Features, FlushOp};
-pub use dispatch::engine::{Backend, Edges, Engine};
-pub use dispatch::rules::default_nt_threshold;
-pub use dispatch::supported::Unsupported;
-pub use dispatch::tune::{Small, Tuning};
-pub use dispatch::{cpu, engine, tuning};
+pub use batch::{batch, Batch};
+pub use copy::{copy, copy_raw, fence, fill, fill_raw, zero};
 pub use mode::{Mode, UnknownMode};
-pub use moves::{copy_within, copy_within_with_engine, memmove_raw, move_raw, move_raw_unfenced};
-pub use thresholds::{
-    fill_nt_threshold, fill_rep_threshold, nt_threshold, rep_movsb_threshold,
-    set_fill_nt_threshold, set_fill_rep_threshold, set_nt_threshold, set_rep_movsb_threshold,
-    set_stream_pages, stream_pages,
-};
+pub use moves::{copy_within, move_raw};

@@ -7,11 +7,14 @@
 
 use core::fmt;
 use core::str::FromStr;
-use core::sync::atomic::Ordering;
 
+use crate::cpu::FlushOp;
 pub(crate) use crate::dispatch::store::Store;
-use crate::dispatch::{self, copy_below, index, Bounds};
 use crate::kernel::STREAM_MIN;
+
+/// Below how many bytes each mode stores temporally, indexed by the mode's discriminant: one
+/// operation's bounds in a plan (`dispatch::plan::Plan::copy_below`, `fill_below`).
+pub(crate) type Bounds = [usize; 4];
 
 /// The cache policy of one copy or fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -25,22 +28,15 @@ pub enum Mode {
     /// Like `NonTemporal`, and every destination line is written back to memory before return.
     /// Use for persistent memory and for buffers another agent reads from memory.
     FlushCache,
-    /// `NonTemporal` from [`nt_threshold`](crate::nt_threshold) (copies) or
-    /// [`fill_nt_threshold`](crate::fill_nt_threshold) (fills) bytes up, `Temporal` below.
+    /// `NonTemporal` from `nt` (copies) or
+    /// `fill_nt` (fills) bytes up, `Temporal` below: the thresholds of the plan in force
+    /// ([`Tuning::nt`](crate::tune::Tuning::nt)).
     /// A move ([`copy_within`](crate::copy_within), [`move_raw`](crate::move_raw)) streams only
     /// when its source and destination also lie at least `nt_threshold` bytes apart: nearer, each
     /// destination line was read as source moments before and is still in cache, where a
     /// streaming store saves no read and costs an invalidation.
     Auto,
 }
-
-// `stores_temporally` indexes the bounds by the discriminant.
-const _: () = assert!(
-    Mode::Temporal as usize == index::TEMPORAL
-        && Mode::NonTemporal as usize == index::NONTEMPORAL
-        && Mode::FlushCache as usize == index::FLUSH_CACHE
-        && Mode::Auto as usize == index::AUTO
-);
 
 impl Mode {
     /// Every mode, in declaration order.
@@ -67,17 +63,18 @@ impl Mode {
     }
 
     /// The store kind of one call moving `len` bytes in total, against `below`, the operation's
-    /// published bounds (`dispatch::copy_below` for copies, `dispatch::fill_below` for fills).
+    /// bounds in the plan of the call (its `copy_below` for copies, `fill_below` for fills), and
+    /// the plan's flush instruction `flush`.
     /// Below `STREAM_MIN` (1 KiB) every mode but `FlushCache` stores temporally: a streamed store plus
     /// its fence costs more than the whole short copy, and a cursor call must not stream its
     /// pieces when the call is short. `Auto` streams from its threshold (never below
     /// `STREAM_MIN`).
     #[inline(always)]
-    pub(crate) fn resolve(self, len: usize, below: &Bounds) -> Store {
+    pub(crate) fn resolve(self, len: usize, below: &Bounds, flush: FlushOp) -> Store {
         if self.stores_temporally(len, below) {
             Store::Temporal
         } else {
-            self.streaming()
+            self.streaming(flush)
         }
     }
 
@@ -95,15 +92,15 @@ impl Mode {
         if len < STREAM_MIN {
             return self != Mode::FlushCache;
         }
-        self == Mode::Temporal || len < below[self as usize].load(Ordering::Relaxed)
+        self == Mode::Temporal || len < below[self as usize]
     }
 
     /// The store kind of this mode where it does not store temporally: `FlushCache`'s
-    /// write-back with dispatch's flush instruction, else streaming.
+    /// write-back with the plan's flush instruction `flush`, else streaming.
     #[inline(always)]
-    pub(crate) fn streaming(self) -> Store {
+    pub(crate) fn streaming(self, flush: FlushOp) -> Store {
         match self {
-            Mode::FlushCache => Store::Flush(dispatch::flush_op()),
+            Mode::FlushCache => Store::Flush(flush),
             _ => Store::NonTemporal,
         }
     }
@@ -111,10 +108,10 @@ impl Mode {
     /// The strongest store kind a call of any length in this mode can use: what a batch in
     /// this mode fences for.
     #[inline(always)]
-    pub(crate) fn strongest(self) -> Store {
+    pub(crate) fn strongest(self, flush: FlushOp) -> Store {
         match self {
             Mode::Temporal => Store::Temporal,
-            m => m.streaming(),
+            m => m.streaming(flush),
         }
     }
 
@@ -126,14 +123,21 @@ impl Mode {
     /// ranges (distance at least the length) resolve as a copy of `len` bytes. `NonTemporal`
     /// and `FlushCache` do what the caller asked, at any distance.
     #[inline(always)]
-    pub(crate) fn resolve_move(self, dst: *mut u8, src: *const u8, len: usize) -> Store {
+    pub(crate) fn resolve_move(
+        self,
+        dst: *mut u8,
+        src: *const u8,
+        len: usize,
+        below: &Bounds,
+        flush: FlushOp,
+    ) -> Store {
         let n = if self == Mode::Auto {
             let (d, s) = (dst as usize, src as usize);
             len.min(d.abs_diff(s))
         } else {
             len
         };
-        self.resolve(n, copy_below())
+        self.resolve(n, below, flush)
     }
 }
 

@@ -28,24 +28,31 @@
 
 use core::ops::{Bound, RangeBounds};
 
+use crate::copy::{detected, flush_inline, Via};
 use crate::dispatch::engine::Engine;
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::supported::Unsupported;
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below};
 use crate::kernel::small;
 use crate::mode::{Mode, Store};
 
 /// # Safety
 /// [`move_raw`]'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
 #[inline(always)]
-pub(crate) unsafe fn move_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
+pub(crate) unsafe fn move_on(
+    k: &Kernels,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    store: Store,
+) {
     // SAFETY: forwarded contract.
     unsafe {
         match store {
             Store::Temporal => {
-                (k.moves.temporal)(dst, src, len);
+                (k.moves.temporal)(dst, src, len, &k.knobs);
             }
-            Store::NonTemporal => (k.moves.nontemporal)(dst, src, len),
+            Store::NonTemporal => (k.moves.nontemporal)(dst, src, len, &k.knobs),
             Store::Flush(op) => (k.moves.flush)(dst, src, len, op),
         }
     }
@@ -68,10 +75,10 @@ pub(crate) unsafe fn move_unfenced_on(
     unsafe {
         match store {
             Store::Temporal => {
-                (k.moves.temporal)(dst, src, len);
+                (k.moves.temporal)(dst, src, len, &k.knobs);
                 false
             }
-            Store::NonTemporal => (k.moves.stream)(dst, src, len),
+            Store::NonTemporal => (k.moves.stream)(dst, src, len, &k.knobs),
             Store::Flush(op) => {
                 (k.moves.flush_unfenced)(dst, src, len, op);
                 true
@@ -166,6 +173,21 @@ pub fn copy_within(buf: &mut [u8], src: impl RangeBounds<usize>, dest: usize, mo
     unsafe { move_raw(p.add(dest), p.add(start), count, mode) }
 }
 
+impl Plan {
+    /// [`copy_within`] on this plan instead of the published one.
+    ///
+    /// # Panics
+    /// As [`copy_within`].
+    #[inline]
+    #[track_caller]
+    pub fn copy_within(&self, buf: &mut [u8], src: impl RangeBounds<usize>, dest: usize, mode: Mode) {
+        let (start, count) = checked_range("Plan::copy_within", src, dest, buf.len());
+        let p = buf.as_mut_ptr();
+        // SAFETY: as `copy_within`; the plan's kernels run on this CPU.
+        unsafe { move_in(Via::Plan(self), p.add(dest), p.add(start), count, mode) };
+    }
+}
+
 /// [`copy_within`] with exactly `engine` (to test or compare engines: see
 /// [`Engine::supported`]); `Backend`s convert with `.into()`.
 ///
@@ -192,11 +214,13 @@ pub fn copy_within_with_engine(
 ) -> Result<(), Unsupported> {
     let (start, count) = checked_range("copy_within_with_engine", src, dest, buf.len());
     let k = engine.kernels()?;
+    let plan = plan::active();
     let p = buf.as_mut_ptr();
     // SAFETY: as `copy_within`; `k` runs on this CPU.
     unsafe {
         let (d, s) = (p.add(dest), p.add(start));
-        move_on(k, d, s, count, mode.resolve_move(d, s, count))
+        let store = mode.resolve_move(d, s, count, &plan.copy_below, plan.tuning.flush);
+        move_on(k, d, s, count, store)
     };
     Ok(())
 }
@@ -243,6 +267,22 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// ```
 #[inline(always)]
 pub unsafe fn memmove_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
+    // SAFETY: forwarded contract.
+    unsafe { move_in(Via::Published, dst, src, len, mode) }
+}
+
+/// [`memmove_raw`] on the plan `via` names.
+///
+/// # Safety
+/// [`move_raw`]'s contract.
+#[inline(always)]
+pub(crate) unsafe fn move_in(
+    via: Via<'_>,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
     if len <= small::MAX {
         // SAFETY: forwarded contract. Below `STREAM_MIN` every mode is ordinary stores, which
         // the inline classes are, and each loads before it stores (`kernel::small::move_`);
@@ -250,18 +290,18 @@ pub unsafe fn memmove_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) 
         unsafe {
             small::move_(dst, src, len);
             if mode == Mode::FlushCache {
-                crate::copy::flush_inline(dst, len, true);
+                flush_inline(via.full(), dst, len, true);
             }
         }
         return dst;
     }
     // SAFETY: forwarded contract.
-    unsafe { move_via_table(dst, src, len, mode) }
+    unsafe { move_via_table(via.hot(), dst, src, len, mode) }
 }
 
 /// [`move_raw`] past the inline classes, as `copy_via_table` is for copies: a move that stores
-/// temporally whatever the distance (`Temporal`, or any mode below its bound:
-/// `dispatch::copy_below`) calls the backend's move kernel (`extern "C"`: it cannot unwind, so
+/// temporally whatever the distance (`Temporal`, or any mode below its bound in the plan `p`)
+/// calls the backend's move kernel (`extern "C"`: it cannot unwind, so
 /// callers need no landing pad) from the call site, with one load and one compare for the mode
 /// (none for a constant `Temporal`); the rest, and the first call, go on to [`move_table`].
 /// Nothing here panics on valid input.
@@ -269,14 +309,14 @@ pub unsafe fn memmove_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) 
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(always)]
-unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first).
+unsafe fn move_via_table(p: &Plan, dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first).
     unsafe {
-        if mode.stores_temporally(len, copy_below()) {
-            return (dispatch::detected().moves.temporal)(dst, src, len);
+        if mode.stores_temporally(len, &p.copy_below) {
+            return (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs);
         }
-        move_table(dst, src, len, mode)
+        move_table(p, dst, src, len, mode)
     }
 }
 
@@ -290,10 +330,18 @@ unsafe fn move_via_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -
 /// [`move_raw`]'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn move_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
-    let k = dispatch::active();
-    // SAFETY: forwarded contract; `k` is the detected backend. `len == 0` touches no memory.
-    unsafe { move_on(k, dst, src, len, mode.resolve_move(dst, src, len)) };
+unsafe extern "C" fn move_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
+    let p = detected(p);
+    let store = mode.resolve_move(dst, src, len, &p.copy_below, p.tuning.flush);
+    // SAFETY: forwarded contract; the plan's kernels run on this CPU. `len == 0` touches no
+    // memory.
+    unsafe { move_on(&p.kernels, dst, src, len, store) };
     dst
 }
 
@@ -329,20 +377,21 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe {
             small::move_(dst, src, len);
             if mode == Mode::FlushCache {
-                crate::copy::flush_inline(dst, len, false);
+                flush_inline(plan::active(), dst, len, false);
             }
         }
         return;
     }
-    // SAFETY: forwarded contract; the published temporal entry runs on
-    // this CPU (before detection the bootstrap table's, which detects first); ordinary stores owe no
-    // fence, the caller fences the rest.
+    let p = plan::current();
+    // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
+    // the bootstrap plan's, which detects first); ordinary stores owe no fence, the caller
+    // fences the rest.
     unsafe {
-        if mode.stores_temporally(len, copy_below()) {
-            (dispatch::detected().moves.temporal)(dst, src, len);
+        if mode.stores_temporally(len, &p.copy_below) {
+            (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs);
             return;
         }
-        move_unfenced_table(dst, src, len, mode)
+        move_unfenced_table(p, dst, src, len, mode)
     }
 }
 
@@ -352,10 +401,17 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 /// [`move_raw_unfenced`]'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn move_unfenced_table(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
-    let k = dispatch::active();
+unsafe extern "C" fn move_unfenced_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) {
+    let p = detected(p);
+    let store = mode.resolve_move(dst, src, len, &p.copy_below, p.tuning.flush);
     // SAFETY: forwarded contract; the caller fences (see `move_raw_unfenced`).
-    unsafe { move_unfenced_on(k, dst, src, len, mode.resolve_move(dst, src, len)) };
+    unsafe { move_unfenced_on(&p.kernels, dst, src, len, store) };
 }
 
 #[cfg(all(test, feature = "std"))]

@@ -43,7 +43,10 @@ impl<'scope> Batch<'scope, '_> {
         // move allows overlap; `self.k` runs here; the batch fences before `buf` is released.
         let owed = unsafe {
             let (d, s) = (p.add(dest), p.add(start));
-            move_unfenced_on(self.k, d, s, count, self.mode.resolve_move(d, s, count))
+            {
+                let store = self.mode.resolve_move(d, s, count, &self.p.copy_below, self.p.tuning.flush);
+                move_unfenced_on(self.k, d, s, count, store)
+            }
         };
         if owed {
             self.owed.set(true);

@@ -41,17 +41,15 @@
 //! budget's end. Measured decision rates: docs/performance.md ("Calibration").
 //!
 //! The measurement neither allocates nor locks (its buffers come from `mmap`), so
-//! `CACHECOPY_NT_THRESHOLD=calibrate`, which runs it inside the first call, is safe in an
-//! allocator. To time the vector loop against the string instruction it sets the process-wide
-//! `rep movsb` / `rep stosb` thresholds for the length of that sweep (every value is a valid
-//! threshold, so a concurrent copy stays correct, only its speed changes) and restores them; if
-//! another thread sets one meanwhile, that thread's value is kept and the sweep is abandoned.
+//! `CACHECOPY_TUNE=calibrate`, which runs it inside the first call, is safe in an allocator. It
+//! changes nothing process-wide while it measures: each variant it times runs with knobs of its
+//! own, passed to the kernels, and only [`Calibration::apply`] publishes a plan.
 
 use core::time::Duration;
 
 use std::time::Instant;
 
-use crate::dispatch;
+use crate::dispatch::plan::{self, FirstUse, Plan};
 use crate::dispatch::table::Kernels;
 use crate::dispatch::tune::Tuning;
 
@@ -100,29 +98,31 @@ pub(crate) const BUDGET: Duration = Duration::from_millis(130);
 /// rule and is left out of the line ([`Outcome`],
 /// [`Decision`]).
 /// Its buffers come from `mmap`: it neither allocates nor locks.
-/// `CACHECOPY_NT_THRESHOLD=calibrate` runs it (and applies it) on first use; its `Display` is
-/// the `CACHECOPY_TUNE` line that keeps the result without measuring again:
+/// `CACHECOPY_TUNE=calibrate` runs it (and applies it) on first use; its `Display` is the
+/// `CACHECOPY_TUNE` line that keeps the result without measuring again:
 ///
 /// ```no_run
-/// let c = cachecopy::calibrate();
+/// let c = cachecopy::tune::calibrate();
 /// println!("copies stream from {:?}, fills from {:?} ({:?})", c.copy, c.fill, c.elapsed);
 /// println!("{c}"); // CACHECOPY_TUNE=nt=2M,rep_movsb=4K,fill_rep=2K
 /// c.apply();
 /// ```
 pub fn calibrate() -> Calibration {
-    run(dispatch::active(), dispatch::tuning())
+    let p = plan::active();
+    run(&p.kernels, p.tuning)
 }
 
-/// `CACHECOPY_NT_THRESHOLD=calibrate`: detection's first call measures on the table it just
-/// published and installs what was decided.
-impl dispatch::Calibrate for dispatch::FirstUse {
-    fn calibrate_and_apply(table: &'static Kernels, rule: Tuning) {
-        run(table, rule).apply();
+/// `CACHECOPY_TUNE=calibrate`: detection's first call measures with the plan it just published
+/// and returns the plan of what was decided.
+impl plan::Calibrate for FirstUse {
+    fn calibrate(p: &'static Plan) -> Option<Plan> {
+        let c = run(&p.kernels, p.tuning);
+        Plan::build(&c.tuning(), p.facts).ok()
     }
 }
 
-/// Runs the calibration on the kernels `k` (which run on this CPU), over the record `base` in
-/// force.
+/// Runs the calibration on the kernels `k` (which run on this CPU, with the knobs of the plan
+/// in force), over the record `base` in force.
 pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
     let t0 = Instant::now();
     let cpu = crate::arch::detect();
@@ -145,7 +145,7 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
             let from = written.get();
             if size > from {
                 // SAFETY: `from < size <= MEMORY_BUDGET`, inside the source mapping.
-                unsafe { (k.fill_temporal)(src.ptr.add(from), 0x5a, size - from) };
+                unsafe { (k.fill_temporal)(src.ptr.add(from), 0x5a, size - from, &k.knobs) };
                 written.set(size);
             }
         };
@@ -168,9 +168,9 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
             // SAFETY: `size <= MEMORY_BUDGET`; disjoint mappings.
             unsafe {
                 if nt {
-                    (k.copy_nontemporal)(ds, cs, size)
+                    (k.copy_nontemporal)(ds, cs, size, &k.knobs)
                 } else {
-                    (k.copy_temporal)(ds, cs, size);
+                    (k.copy_temporal)(ds, cs, size, &k.knobs);
                 }
             }
         };
@@ -180,7 +180,7 @@ pub(crate) fn run(k: &Kernels, base: Tuning) -> Calibration {
                 if nt {
                     (k.fill_nontemporal)(ds, 0, size)
                 } else {
-                    (k.fill_temporal)(ds, 0, size);
+                    (k.fill_temporal)(ds, 0, size, &k.knobs);
                 }
             }
         };

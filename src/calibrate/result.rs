@@ -7,7 +7,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{BUDGET, MAX_POINTS, MEMORY_BUDGET};
-use crate::dispatch;
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::engine::Engine;
 use crate::dispatch::tune::{self, Tuning};
 
@@ -126,7 +126,7 @@ impl Sweep {
     }
 }
 
-/// What [`calibrate()`](crate::calibrate()) found. See [`Calibration::apply`]; its `Display` is the
+/// What [`calibrate()`](crate::tune::calibrate()) found. See [`Calibration::apply`]; its `Display` is the
 /// `CACHECOPY_TUNE=...` line that keeps it (decided fields only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
@@ -366,17 +366,17 @@ impl Calibration {
     /// ([`EngineTrial::decision`]).
     pub const ENGINE_MARGIN: f64 = ENGINE_MARGIN;
 
-    /// Installs every value this calibration decided (for the whole process, as
-    /// [`set_nt_threshold`](crate::set_nt_threshold) and the other setters do) and leaves the
-    /// others as they are. Safe to call while other threads copy: every value is a valid
-    /// setting.
+    /// Publishes the plan in force with every value this calibration decided in place (the
+    /// others as they are), for the whole process ([`publish`](crate::tune::publish)). Calls in
+    /// flight finish on the plan they started with. The new plan is allocated once and never
+    /// freed (a published plan must outlive every call that may still hold it).
     pub fn apply(&self) {
-        // A `Calibration` exists only after detection ran (it measured the active table), so
-        // these stores are never overwritten by detection's defaults.
-        dispatch::publish(
-            &dispatch::tuning().with(&self.tuning(), self.decided()),
-            false,
-        );
+        let now = plan::active();
+        let t = now.tuning.with(&self.tuning(), self.decided());
+        // Every value decided was measured on this CPU's own kernels: the plan builds.
+        if let Ok(p) = Plan::build(&t, now.facts) {
+            plan::publish(std::boxed::Box::leak(std::boxed::Box::new(p)));
+        }
     }
 
     /// The record this calibration measured over (the one in force) with every value it
@@ -424,7 +424,7 @@ impl Calibration {
     /// over the record in force, measuring nothing (for tests of what `apply` publishes).
     #[cfg(test)]
     pub(crate) fn deciding(copy: Option<usize>, fill: Option<usize>) -> Calibration {
-        let base = dispatch::tuning();
+        let base = plan::active().tuning;
         let blank = super::frames::blank_trial(base.engine);
         let check = EngineCheck {
             rule: base.engine,
@@ -497,7 +497,7 @@ impl Calibration {
 }
 
 /// `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K`: the decided fields, in
-/// the order of the line's grammar (see [`calibrate()`](crate::calibrate())); a field left out
+/// the order of the line's grammar (see [`calibrate()`](crate::tune::calibrate())); a field left out
 /// (undecided, or an engine job no candidate was taken for) keeps its built-in rule when the
 /// line is read back, as it did here. Writes into any
 /// `fmt::Write` without allocating.

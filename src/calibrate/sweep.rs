@@ -2,7 +2,6 @@
 //! the L2 to twice the last-level cache) and the string-instruction thresholds (`rep movsb`,
 //! `rep stosb`, into cold destinations), each round spent where the answer is still open.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
 use std::time::Instant;
@@ -14,7 +13,7 @@ use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS, TIE};
 use super::{MAX_POINTS, MEMORY_BUDGET};
 use crate::cpu::Cpu;
 use crate::dispatch::table::Kernels;
-use crate::threshold_cells;
+use crate::kernel::Knobs;
 
 /// Of [`Calibration::BUDGET`](super::Calibration::BUDGET), the most the two string-instruction sweeps may take (they run first).
 pub(super) const REP_BUDGET: Duration = Duration::from_millis(10);
@@ -418,29 +417,29 @@ pub(super) fn rep_sweeps(
     // timed sample charged its fault to whichever loop ran first, and read as a large win for
     // the other (docs/performance.md, "Calibration").
     // SAFETY: `REP_EXTENT < MEMORY_BUDGET`, inside the destination mapping.
-    unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT) };
+    unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT, &k.knobs) };
     let end = t0.elapsed() + REP_BUDGET;
     rep_sweep(
         movsb,
-        &threshold_cells::REP_MOVSB,
+        (k.knobs, k.knobs.rep_movsb, |knobs, v| knobs.rep_movsb = v),
         end,
         t0,
         &cold,
-        |size, slot| {
+        |size, slot, knobs| {
             // SAFETY: `slot * size < REP_SAMPLE + size`, inside both mappings; disjoint.
-            unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size) };
+            unsafe { (k.copy_temporal)(dst.ptr.add(slot * size), src24, size, knobs) };
         },
     );
     let end = t0.elapsed() + REP_BUDGET;
     rep_sweep(
         stosb,
-        &threshold_cells::FILL_REP,
+        (k.knobs, k.knobs.fill_rep, |knobs, v| knobs.fill_rep = v),
         end,
         t0,
         &cold,
-        |size, slot| {
+        |size, slot, knobs| {
             // SAFETY: as above.
-            unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size) };
+            unsafe { (k.fill_temporal)(dst.ptr.add(slot * size), 0, size, knobs) };
         },
     );
 }
@@ -546,33 +545,28 @@ pub(super) fn rep_decide(cold: &[Point], hot: &[Point], rule: usize) -> Step {
 }
 
 /// One string-instruction sweep into `sweeps` (cold, hot): each round at a size times
-/// `REP_SAMPLE` bytes of `op(size, slot)` into flushed slots (`cold(bytes)` flushes them), then
-/// into slot 0 again and again after one untimed op, each with `cell` at `usize::MAX` (the
-/// vector loop) and at 0 (the string instruction), in alternating order; [`rep_decide`] says
-/// where the next round goes and what is decided. `cell` is restored at the end; if another
-/// thread stored into it meanwhile, its value stays and the sweep is left unmeasured. Both
-/// sweeps get the decision.
+/// `REP_SAMPLE` bytes of `op(size, slot, knobs)` into flushed slots (`cold(bytes)` flushes
+/// them), then into slot 0 again and again after one untimed op, each with the knob (`knob`:
+/// the plan's knobs, the swept knob's value in them, and its setter) at `usize::MAX` (the vector loop) and at 0
+/// (the string instruction), in alternating order; [`rep_decide`] says where the next round goes
+/// and what is decided, against the plan's value. Both sweeps get the decision. Nothing
+/// process-wide changes: the knobs are the sweep's own.
 pub(super) fn rep_sweep(
     sweeps: (&mut Sweep, &mut Sweep),
-    cell: &AtomicUsize,
+    knob: (Knobs, usize, fn(&mut Knobs, usize)),
     end: Duration,
     t0: Instant,
     cold: &impl Fn(usize),
-    op: impl Fn(usize, usize),
+    op: impl Fn(usize, usize, &Knobs),
 ) {
     let (cs, hs) = sweeps;
-    let saved = cell.load(Ordering::Relaxed);
-    let mut ours = saved;
-    let mut set = |v: usize| -> bool {
-        let ok = cell
-            .compare_exchange(ours, v, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok();
-        if ok {
-            ours = v;
-        }
-        ok
+    let (base, saved, set) = knob;
+    let with = |v: usize| {
+        let mut k = base;
+        set(&mut k, v);
+        k
     };
-    let mut lost = false;
+    let (vector, string) = (with(usize::MAX), with(0));
     let mut all = [[[f64::NAN; MAX_ROUNDS as usize]; MAX_POINTS]; 2];
     let mut ns_per_byte = 0.0f64;
     let (decided, outcome) = 'sweep: loop {
@@ -592,18 +586,15 @@ pub(super) fn rep_sweep(
         for (hot, times) in t.iter_mut().enumerate() {
             for k in 0..2 {
                 let rep = (round + k) % 2 == 1;
-                if !set(if rep { 0 } else { usize::MAX }) {
-                    lost = true;
-                    break 'sweep (None, Outcome::NotMeasured);
-                }
+                let knobs = if rep { &string } else { &vector };
                 if hot == 1 {
-                    op(size, 0);
+                    op(size, 0, knobs);
                 } else {
                     cold(runs * size);
                 }
                 let s = Instant::now();
                 for slot in 0..runs {
-                    op(size, if hot == 1 { 0 } else { slot });
+                    op(size, if hot == 1 { 0 } else { slot }, knobs);
                 }
                 times[usize::from(rep)] = s.elapsed().as_nanos().max(1) as f64;
             }
@@ -615,11 +606,6 @@ pub(super) fn rep_sweep(
         }
         record(&mut cs.points[i], &mut all[0][i], t[0][0] / t[0][1]);
         record(&mut hs.points[i], &mut all[1][i], t[1][0] / t[1][1]);
-    };
-    let (decided, outcome) = if lost || !set(saved) {
-        (None, Outcome::NotMeasured)
-    } else {
-        (decided, outcome)
     };
     for s in [cs, hs] {
         s.decided = decided;

@@ -58,18 +58,19 @@ impl Outcome<u32> for u32 {
 }
 
 /// One function per operation that runs `store`'s entry of a table: `$name(k, args.., store)`
-/// calls `k.$temporal`, `k.$stream` or `k.$flush` (the latter with the flush op appended).
+/// calls `k.$temporal`, `k.$stream` or `k.$flush` (the latter with the flush op appended); an
+/// entry marked `[knobs]` gets the table's knobs (`k.knobs`) last.
 macro_rules! by_store {
     ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?
-        = $($t:ident).+ | $($nt:ident).+ | $($fl:ident).+) => {
+        = $($t:ident).+ [$($tk:ident)?] | $($nt:ident).+ [$($ntk:ident)?] | $($fl:ident).+) => {
         $(#[$doc])*
         #[inline(always)]
         pub(crate) unsafe fn $name(k: &Kernels, $($arg: $ty,)* store: Store) $(-> $ret)? {
             // SAFETY: forwarded contract.
             unsafe {
                 match store {
-                    Store::Temporal => Outcome::outcome((k.$($t).+)($($arg),*)),
-                    Store::NonTemporal => (k.$($nt).+)($($arg),*),
+                    Store::Temporal => Outcome::outcome((k.$($t).+)($($arg,)* $(&k.$tk)?)),
+                    Store::NonTemporal => (k.$($nt).+)($($arg,)* $(&k.$ntk)?),
                     Store::Flush(op) => (k.$($fl).+)($($arg,)* op),
                 }
             }
@@ -82,7 +83,8 @@ by_store! {
     ///
     /// # Safety
     /// `copy_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-    copy_on(dst: *mut u8, src: *const u8, len: usize) = copy_temporal | copy_nontemporal | copy_flush
+    copy_on(dst: *mut u8, src: *const u8, len: usize)
+        = copy_temporal[knobs] | copy_nontemporal[knobs] | copy_flush
 }
 
 by_store! {
@@ -90,7 +92,7 @@ by_store! {
     ///
     /// # Safety
     /// `fill_raw`'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
-    fill_on(dst: *mut u8, byte: u8, len: usize) = fill_temporal | fill_nontemporal | fill_flush
+    fill_on(dst: *mut u8, byte: u8, len: usize) = fill_temporal[knobs] | fill_nontemporal[] | fill_flush
 }
 
 by_store! {
@@ -99,7 +101,7 @@ by_store! {
     /// # Safety
     /// `csum_and_copy_raw`'s contract; `k` runs on this CPU (and `Store::Flush`'s op).
     csum_copy_on(dst: *mut u8, src: *const u8, len: usize) -> u32
-        = csum_copy_temporal | csum_copy_nontemporal | csum_copy_flush
+        = csum_copy_temporal[] | csum_copy_nontemporal[] | csum_copy_flush
 }
 
 by_store! {
@@ -110,7 +112,7 @@ by_store! {
     /// As [`copy_on`]; the caller runs `store.fence()` on this thread before the bytes are read
     /// by anyone else or the destination is handed to safe code.
     copy_unfenced_on(dst: *mut u8, src: *const u8, len: usize)
-        = copy_temporal | iter.copy_stream | iter.copy_flush
+        = copy_temporal[knobs] | iter.copy_stream[] | iter.copy_flush
 }
 
 by_store! {
@@ -119,7 +121,7 @@ by_store! {
     /// # Safety
     /// As [`copy_unfenced_on`].
     fill_unfenced_on(dst: *mut u8, byte: u8, len: usize)
-        = fill_temporal | iter.fill_stream | iter.fill_flush
+        = fill_temporal[knobs] | iter.fill_stream[] | iter.fill_flush
 }
 
 by_store! {
@@ -128,5 +130,5 @@ by_store! {
     /// # Safety
     /// As [`copy_unfenced_on`].
     csum_copy_unfenced_on(dst: *mut u8, src: *const u8, len: usize) -> u32
-        = csum_copy_temporal | iter.csum_copy_stream | iter.csum_copy_flush
+        = csum_copy_temporal[] | iter.csum_copy_stream[] | iter.csum_copy_flush
 }

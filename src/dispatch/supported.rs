@@ -1,6 +1,6 @@
 //! What this CPU runs: the backends and engines it supports, each engine's table, and the error
-//! a call that asks for one it does not run gets ([`Unsupported`]). Answered from what detection
-//! published (`super`), which these queries trigger on first use.
+//! a call that asks for one it does not run gets ([`Unsupported`]). Answered from the facts of
+//! the published plan (`super::plan`), which these queries detect on first use.
 
 use core::fmt;
 
@@ -10,18 +10,12 @@ use crate::cpu::FlushOp;
 use crate::dispatch;
 
 impl Backend {
-    /// The backend of the active engine's streaming job ([`Engine::stream`]); see
-    /// [`engine()`](crate::engine()) for every job. The engine's rule for this CPU picks it,
-    /// unless `CACHECOPY_BACKEND` or `CACHECOPY_ENGINE` chose another (with `std`).
+    /// Every backend this CPU can run, best last.
     ///
     /// ```
-    /// assert!(cachecopy::Backend::supported().contains(&cachecopy::Backend::active()));
+    /// use cachecopy::tune::{Backend, Plan};
+    /// assert!(Backend::supported().contains(&Plan::current().tuning().engine.stream));
     /// ```
-    pub fn active() -> Backend {
-        dispatch::active().engine.stream
-    }
-
-    /// Every backend this CPU can run, best last.
     pub fn supported() -> &'static [Backend] {
         dispatch::backends()
     }
@@ -39,8 +33,9 @@ impl Backend {
     }
 }
 
-/// Returned by the `*_with` functions when this CPU cannot run the requested backend or flush
-/// instruction. Nothing was written.
+/// Returned when this CPU cannot run what was asked: a backend or flush instruction (the
+/// `raw::*_with` functions: nothing was written then), or a choice of a plan's record
+/// ([`Plan::new`](crate::tune::Plan::new)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unsupported(pub(crate) Unsupportable);
 
@@ -48,6 +43,12 @@ pub struct Unsupported(pub(crate) Unsupportable);
 pub(crate) enum Unsupportable {
     Backend(Backend),
     Flush(FlushOp),
+    /// The masked small class (AVX-512 F and BW, BMI2).
+    Masks,
+    /// AVX-512 loops for large copies.
+    Wide,
+    /// A number of pages a streamed copy cannot read at once.
+    Pages(usize),
 }
 
 impl Engine {
@@ -89,6 +90,13 @@ impl fmt::Display for Unsupported {
             Unsupportable::Flush(op) => {
                 write!(f, "the {op} instruction is not supported by this CPU")
             }
+            Unsupportable::Masks => {
+                f.write_str("masked fills are not supported by this CPU (AVX-512 F, BW and BMI2)")
+            }
+            Unsupportable::Wide => {
+                f.write_str("AVX-512 loops for large copies are not supported by this CPU")
+            }
+            Unsupportable::Pages(n) => write!(f, "pages={n}: a streamed copy reads 1, 2, 4 or 8"),
         }
     }
 }

@@ -10,6 +10,7 @@ use super::engine::{Backend, Edges, Engine};
 use crate::cpu::Features;
 use crate::cpu::FlushOp;
 use crate::kernel::gather::{At, Gather, Seg};
+use crate::kernel::Knobs;
 
 /// One engine's entry points, one per store kind, for copy, fill and checksum-and-copy: a
 /// register set's own table ([`BACKENDS`], [`OVERLAP`]), or one composed of two of them ([`composed`]).
@@ -17,14 +18,20 @@ use crate::kernel::gather::{At, Gather, Seg};
 pub(crate) struct Kernels {
     /// What runs each job.
     pub(crate) engine: Engine,
+    /// What the entries that have a variant by size read, passed to them by every caller: the
+    /// plain loops in a register set's own table, the plan's in the table a plan holds.
+    pub(crate) knobs: Knobs,
     /// `extern "C"` (cannot unwind), as `fill_temporal`, so that the dispatched entries call
     /// it from the call site past the inline classes (`copy_via_table`) with no landing
     /// pad, and `copy_table` can tail-jump into it. Returns the destination, as C's `memcpy`
     /// does, so that a C-shaped caller (the preload's `memcpy`) can tail-jump into it too.
-    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8,
-    pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize),
+    ///
+    /// This entry and every other that has a variant by size (`copy_nontemporal`,
+    /// `fill_temporal`, the temporal and streaming moves) takes the table's `knobs` last.
+    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize, &Knobs) -> *mut u8,
+    pub(crate) copy_nontemporal: unsafe fn(*mut u8, *const u8, usize, &Knobs),
     pub(crate) copy_flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
-    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize) -> *mut u8,
+    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize, &Knobs) -> *mut u8,
     pub(crate) fill_nontemporal: unsafe fn(*mut u8, u8, usize),
     pub(crate) fill_flush: unsafe fn(*mut u8, u8, usize, FlushOp),
     /// RFC 1071 sum, folded to 16 bits: sum only, then fused with each copy kind.
@@ -45,14 +52,14 @@ pub(crate) struct MoveKernels {
     /// Ordinary stores; `extern "C"` (cannot unwind), as `Kernels::copy_temporal`, so that the
     /// dispatched move past the inline classes (`moves::move_via_table`) calls it from the
     /// call site with no landing pad. Returns the destination, as `Kernels::copy_temporal`.
-    pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8,
+    pub(crate) temporal: unsafe extern "C" fn(*mut u8, *const u8, usize, &Knobs) -> *mut u8,
     /// Whole lines streamed from `STREAM_MIN` bytes, then the store fence.
-    pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize),
+    pub(crate) nontemporal: unsafe fn(*mut u8, *const u8, usize, &Knobs),
     /// Streamed, every destination line written back, then the completion fence.
     pub(crate) flush: unsafe fn(*mut u8, *const u8, usize, FlushOp),
     /// As `nontemporal` from two lines up, without the fence; returns whether anything
     /// streamed (so a fence is owed).
-    pub(crate) stream: unsafe fn(*mut u8, *const u8, usize) -> bool,
+    pub(crate) stream: unsafe fn(*mut u8, *const u8, usize, &Knobs) -> bool,
     /// As `flush`, without the completion fence.
     pub(crate) flush_unfenced: unsafe fn(*mut u8, *const u8, usize, FlushOp),
 }
@@ -107,14 +114,15 @@ macro_rules! kernels {
             use crate::kernel::{flush_cache, flush_unfenced, nontemporal, sum};
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
             entry!([$($feature)?]
-                extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 =
-                    copy_temporal::<$v>(d, s, n));
-            entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize) =
-                crate::kernel::copy_nontemporal::<$v>(d, s, n));
+                extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 =
+                    copy_temporal::<$v>(d, s, n, k));
+            entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize, k: &Knobs) =
+                crate::kernel::copy_nontemporal::<$v>(d, s, n, k));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 flush_cache::<$v, Mem>(d, Mem(s), n, op));
-            entry!([$($feature)?] extern "C" fn fill_t(d: *mut u8, b: u8, n: usize) -> *mut u8 = {
-                fill_temporal::<$v>(d, b, n);
+            entry!([$($feature)?]
+                extern "C" fn fill_t(d: *mut u8, b: u8, n: usize, k: &Knobs) -> *mut u8 = {
+                fill_temporal::<$v>(d, b, n, k);
                 d
             });
             entry!([$($feature)?] fn fill_nt(d: *mut u8, b: u8, n: usize) =
@@ -153,20 +161,22 @@ macro_rules! kernels {
                 fn csum_copy_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) -> u32 =
                 sum::flush_unfenced::<$v>(d, s, n, op));
             entry!([$($feature)?]
-                extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize) -> *mut u8 = {
-                    crate::kernel::moves::move_temporal::<$v>(d, s, n);
+                extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 = {
+                    crate::kernel::moves::move_temporal::<$v>(d, s, n, k);
                     d
                 });
-            entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize) =
-                crate::kernel::moves::move_nontemporal::<$v>(d, s, n));
+            entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize, k: &Knobs) =
+                crate::kernel::moves::move_nontemporal::<$v>(d, s, n, k));
             entry!([$($feature)?] fn move_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 crate::kernel::moves::move_flush::<$v>(d, s, n, op));
-            entry!([$($feature)?] fn move_s(d: *mut u8, s: *const u8, n: usize) -> bool =
-                crate::kernel::moves::move_stream::<$v>(d, s, n));
+            entry!([$($feature)?]
+                fn move_s(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> bool =
+                crate::kernel::moves::move_stream::<$v>(d, s, n, k));
             entry!([$($feature)?] fn move_f(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 crate::kernel::moves::move_flush_unfenced::<$v>(d, s, n, op));
             Kernels {
                 engine: $engine,
+                knobs: Knobs::PLAIN,
                 copy_temporal: copy_t,
                 copy_nontemporal: copy_nt,
                 copy_flush: copy_fc,
@@ -362,6 +372,7 @@ static COMPOSED: [[[Kernels; BACKENDS.len()]; BACKENDS.len()]; 2] = {
 const fn compose(t: &Kernels, s: &Kernels, edges: Edges) -> Kernels {
     Kernels {
         engine: Engine::new(t.engine.temporal, s.engine.stream, edges),
+        knobs: Knobs::PLAIN,
         copy_temporal: t.copy_temporal,
         fill_temporal: t.fill_temporal,
         csum: t.csum,

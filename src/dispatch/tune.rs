@@ -1,30 +1,24 @@
-//! The per-CPU record: every choice dispatch makes per CPU (the engine's three fields, the
-//! flush instruction, the `Auto` thresholds of copies and fills, the `rep movsb` / `rep stosb`
-//! thresholds) in one value, [`Tuning`], built once at detection: the built-in rules
-//! (`super::rules`), then the `CACHECOPY_TUNE` line, then the single variables, all read by one
-//! parser over one table, [`FIELDS`]. Dispatch publishes the record beside the kernel table;
-//! `calibrate()` returns one; the report prints it; its `Display` is the tuning line.
+//! The record of per-CPU choices: every choice a plan is built from (the engine's three fields,
+//! the flush instruction, the `Auto` thresholds of copies and fills, the variants of the paths
+//! that have one) in one value, [`Tuning`]: the built-in rules (`super::rules`) choose one per
+//! CPU, the `CACHECOPY_TUNE` line refines it, all read by one parser over one table, [`FIELDS`].
+//! A plan (`super::plan`) is built from a record; `calibrate()` returns one; the report prints
+//! it; its `Display` is the tuning line.
 //!
-//! **A new tunable touches one place**: a field of [`Tuning`] with its row in [`FIELDS`] (its
-//! name in the line, its own variable if any, its kind and its accessors), and its default in
-//! `super::rules::rule`. The parser, the line, the report and the calibration's line follow the
-//! table.
+//! **A new tunable touches three places**: a field of [`Tuning`] with its row in [`FIELDS`] (its
+//! name in the line, its kind and its accessors), its default in `super::rules::rule`, and what
+//! the plan derives from it (`super::plan::Plan::build`). The parser, the line, the report and
+//! the calibration's line follow the table.
 //!
-//! The thresholds are published in atomic cells ([`crate::threshold_cells`]).
-//!
-//! Reading the environment neither allocates nor locks (an allocator may be the first caller):
-//! the values are parsed in place and a complaint is one `write(2)` from the stack (`super::env`).
+//! `CACHECOPY_TUNE` is the crate's one environment variable (with `std`; none in secure mode).
+//! Reading it neither allocates nor locks (an allocator may be the first caller): the value is
+//! parsed in place and a complaint is one `write(2)` from the stack (`super::env`).
 
-use core::ffi::CStr;
 use core::fmt;
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
-use crate::threshold_cells::{
-    stored, COPY_NT, FILL_NT, FILL_REP, MASKED_FILL_WINDOWS, REP_MOVSB, STREAM_PAGES, UNSET,
-};
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -66,20 +60,16 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
     write!(w, "{bytes}")
 }
 
-/// Every per-CPU choice, in one record: what dispatch runs on this CPU.
+/// Every per-CPU choice, in one record: what a [`Plan`](crate::tune::Plan) is built from.
 ///
-/// Built once at detection from the built-in rules (each citing its run, `docs/machines/`),
-/// then the `CACHECOPY_TUNE` line, then the single variables (`CACHECOPY_NT_THRESHOLD`,
-/// `CACHECOPY_FILL_NT_THRESHOLD`, `CACHECOPY_REP_MOVSB_THRESHOLD`,
-/// `CACHECOPY_FILL_REP_THRESHOLD`, `CACHECOPY_BACKEND`), then `CACHECOPY_ENGINE`; a variable wins
-/// over its field of the line. [`tuning()`](crate::tuning()) reads the one in force;
-/// [`calibrate`](crate::calibrate()) measures one. Its `Display` is the `CACHECOPY_TUNE` value
-/// that sets every field to what it holds:
+/// The built-in rules choose one per CPU ([`Tuning::rule`], each rule citing its runs); at the
+/// first call detection refines it by the `CACHECOPY_TUNE` line and builds the process's plan
+/// from it ([`Plan::current`](crate::tune::Plan::current)`().tuning()` is that record);
+/// [`calibrate`](crate::tune::calibrate()) measures one. Its `Display` is the `CACHECOPY_TUNE`
+/// value that sets every field to what it holds:
 ///
 /// ```
-/// let t = cachecopy::tuning();
-/// assert_eq!(t.engine, cachecopy::engine());
-/// assert_eq!(t.nt, cachecopy::nt_threshold());
+/// let t = cachecopy::tune::Plan::current().tuning();
 /// println!("CACHECOPY_TUNE={t}"); // nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,...
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,7 +92,8 @@ pub struct Tuning {
     /// How fills of 0 to 64 bytes are made at the call site (`small=plain` or `masked-fills`).
     pub small: Small,
     /// How many 4 KiB pages of the source a streamed copy reads at once (`pages=`: 1, 2, 4 or
-    /// 8); see [`set_stream_pages`](crate::set_stream_pages).
+    /// 8): 1 reads them in order; 2, 4 or 8 take a line from each of that many pages in turn,
+    /// so that memory serves that many streams at once.
     pub pages: usize,
     /// From this many bytes `Temporal` copies (and `Auto` copies stored temporally) whose
     /// backend has 256-bit registers run their loop on AVX-512 registers (`wide_copy=`;
@@ -146,22 +137,6 @@ impl Small {
             .find(|s| s.name().eq_ignore_ascii_case(name))
     }
 
-    /// The `threshold_cells::MASKED_FILL_BELOW` bound of this choice.
-    pub(crate) fn fill_bound(self) -> usize {
-        match self {
-            Small::Plain => 0,
-            Small::MaskedFills => MASKED_FILL_WINDOWS,
-        }
-    }
-
-    /// The choice with this `threshold_cells::MASKED_FILL_BELOW` bound.
-    pub(crate) fn from_fill_bound(bound: usize) -> Small {
-        if bound == 0 {
-            Small::Plain
-        } else {
-            Small::MaskedFills
-        }
-    }
 }
 
 impl fmt::Display for Small {
@@ -299,16 +274,11 @@ impl fmt::Display for Expected<'_> {
     }
 }
 
-/// One tunable: its name in `CACHECOPY_TUNE`, its own variable, its kind, and where it lives in
-/// the record. One row per tunable ([`FIELDS`]).
+/// One tunable: its name in `CACHECOPY_TUNE`, its kind, and where it lives in the record. One
+/// row per tunable ([`FIELDS`]).
 pub(crate) struct Field {
     /// The name in the line (`nt` in `nt=16M`).
     pub(crate) name: &'static str,
-    /// The variable that sets this tunable alone and wins over the line's field.
-    var: Option<&'static CStr>,
-    /// Another field this field's variable also sets where neither the line nor that field's
-    /// own variable did (`CACHECOPY_NT_THRESHOLD` sets fills too).
-    var_also: Option<usize>,
     kind: Kind,
     /// Stores a value of `kind` into the record.
     set: fn(&mut Tuning, Value),
@@ -318,7 +288,9 @@ pub(crate) struct Field {
 }
 
 /// Indices into [`FIELDS`].
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
 pub(crate) const NT: usize = 0;
+#[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
 pub(crate) const FILL: usize = 1;
 #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
 pub(crate) const MOVSB: usize = 2;
@@ -331,13 +303,11 @@ pub(crate) const STREAM: usize = 5;
 #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))] // the calibration's mask
 pub(crate) const EDGES: usize = 7;
 
-/// A size row of [`FIELDS`]: `size!(name, its variable, the record's field, var_also)`.
+/// A size row of [`FIELDS`]: `size!(name, the record's field)`.
 macro_rules! size {
-    ($name:literal, $var:literal, $field:ident, $also:expr) => {
+    ($name:literal, $field:ident) => {
         Field {
             name: $name,
-            var: Some($var),
-            var_also: $also,
             kind: Kind::Size,
             set: |t, v| t.$field = v.size(),
             get: Some(|t| Value::Size(t.$field)),
@@ -350,8 +320,6 @@ macro_rules! backend {
     ($name:literal, $job:ident) => {
         Field {
             name: $name,
-            var: None,
-            var_also: None,
             kind: Kind::Backend,
             set: |t, v| t.engine.$job = v.backend(t.engine.$job),
             get: Some(|t| Value::Backend(t.engine.$job)),
@@ -361,23 +329,15 @@ macro_rules! backend {
 
 /// Every tunable, in the order the line is written.
 pub(crate) static FIELDS: [Field; 12] = [
-    size!("nt", c"CACHECOPY_NT_THRESHOLD", nt, Some(FILL)),
-    size!("fill_nt", c"CACHECOPY_FILL_NT_THRESHOLD", fill_nt, None),
-    size!(
-        "rep_movsb",
-        c"CACHECOPY_REP_MOVSB_THRESHOLD",
-        rep_movsb,
-        None
-    ),
-    size!("fill_rep", c"CACHECOPY_FILL_REP_THRESHOLD", fill_rep, None),
+    size!("nt", nt),
+    size!("fill_nt", fill_nt),
+    size!("rep_movsb", rep_movsb),
+    size!("fill_rep", fill_rep),
     backend!("temporal", temporal),
     backend!("stream", stream),
-    // Both jobs; not written (`temporal` and `stream` say it). `CACHECOPY_BACKEND` is its
-    // variable.
+    // Both jobs; not written (`temporal` and `stream` say it).
     Field {
         name: "body",
-        var: Some(c"CACHECOPY_BACKEND"),
-        var_also: None,
         kind: Kind::Backend,
         set: |t, v| {
             let b = v.backend(t.engine.stream);
@@ -387,24 +347,18 @@ pub(crate) static FIELDS: [Field; 12] = [
     },
     Field {
         name: "edges",
-        var: None,
-        var_also: None,
         kind: Kind::Edges,
         set: |t, v| t.engine.edges = v.edges(t.engine.edges),
         get: Some(|t| Value::Edges(t.engine.edges)),
     },
     Field {
         name: "flush",
-        var: None,
-        var_also: None,
         kind: Kind::Flush,
         set: |t, v| t.flush = v.flush(t.flush),
         get: Some(|t| Value::Flush(t.flush)),
     },
     Field {
         name: "small",
-        var: None,
-        var_also: None,
         kind: Kind::Small,
         set: |t, v| {
             if let Value::Small(s) = v {
@@ -415,16 +369,12 @@ pub(crate) static FIELDS: [Field; 12] = [
     },
     Field {
         name: "pages",
-        var: None,
-        var_also: None,
         kind: Kind::Pages,
         set: |t, v| t.pages = v.size(),
         get: Some(|t| Value::Size(t.pages)),
     },
     Field {
         name: "wide_copy",
-        var: None,
-        var_also: None,
         kind: Kind::Wide,
         set: |t, v| t.wide_copy = v.size(),
         get: Some(|t| Value::Size(t.wide_copy)),
@@ -433,9 +383,6 @@ pub(crate) static FIELDS: [Field; 12] = [
 
 /// Every field the line writes.
 pub(crate) const ALL: u16 = (1 << FIELDS.len()) - 1;
-
-/// The engine's fields, the only ones `CACHECOPY_ENGINE` takes.
-const ENGINE: u16 = 0b1111 << TEMPORAL;
 
 impl Value {
     /// The size (a size field's value; [`Kind::parse`] only hands a field its own kind).
@@ -472,56 +419,16 @@ impl Value {
 }
 
 impl Tuning {
-    /// Refines the built-in record `self` by the environment, in place (no copy of the record:
-    /// in integer-only builds LLVM would copy it with vector registers), in this order (a later setting
-    /// wins): the `CACHECOPY_TUNE` line; the single variables, each of which wins over its own
-    /// field (`CACHECOPY_NT_THRESHOLD` also sets fills where neither the line's `fill_nt` nor
-    /// `CACHECOPY_FILL_NT_THRESHOLD` does; `CACHECOPY_BACKEND` is `body=`); then
-    /// `CACHECOPY_ENGINE`, field by field. A bad value is reported once per process and
-    /// ignored; the others are kept. Returns whether `CACHECOPY_NT_THRESHOLD=calibrate` asked
-    /// for a calibration. Without `std` nothing is read. No allocation, no lock.
+    /// Refines the built-in record `self` by the `CACHECOPY_TUNE` line, in place (no copy of the
+    /// record: in integer-only builds LLVM would copy it with vector registers). A bad field is
+    /// reported once per process and ignored; the others are kept. Returns whether the line
+    /// asked for a calibration at first use (a `calibrate` field). Without `std`, and in secure
+    /// mode, nothing is read. No allocation, no lock.
     pub(crate) fn read_env(&mut self, runs: &Runs<'_>) -> bool {
-        let mut calibrate = false;
-        let mut line = 0;
-        if let Some(raw) = env(c"CACHECOPY_TUNE") {
-            line = self.read_line(raw, "CACHECOPY_TUNE", ALL, runs);
-        }
-        let mut by_var = 0u16;
-        for (i, f) in FIELDS.iter().enumerate() {
-            let Some((var, raw)) = f.var.and_then(|var| Some((var, env(var)?))) else {
-                continue;
-            };
-            if i == NT && raw.trim_ascii().eq_ignore_ascii_case(b"calibrate") {
-                calibrate = true;
-                continue;
-            }
-            let value = raw.trim_ascii();
-            match f.kind.parse(value, runs) {
-                Some(v) => {
-                    (f.set)(self, v);
-                    by_var |= 1 << i;
-                    if let Some(j) = f.var_also.filter(|&j| (line | by_var) & (1 << j) == 0) {
-                        (FIELDS[j].set)(self, v);
-                    }
-                }
-                None => match core::str::from_utf8(value) {
-                    Ok(v) => warn(format_args!(
-                        "cachecopy: ignoring {}={v:?}: expected {}",
-                        var.to_str().unwrap_or("?"),
-                        Expected(f.kind, runs)
-                    )),
-                    Err(_) => warn(format_args!(
-                        "cachecopy: ignoring {}: not UTF-8",
-                        var.to_str().unwrap_or("?")
-                    )),
-                },
-            }
-        }
-        if let Some(raw) = env(c"CACHECOPY_ENGINE") {
-            self.read_line(raw, "CACHECOPY_ENGINE", ENGINE, runs);
-        }
-        let e = self.engine;
-        self.engine = Engine::new(e.temporal, e.stream, e.edges);
+        let Some(raw) = env(c"CACHECOPY_TUNE") else {
+            return false;
+        };
+        let (_, calibrate) = self.read_line(raw, "CACHECOPY_TUNE", ALL, runs);
         calibrate
     }
 
@@ -529,17 +436,21 @@ impl Tuning {
     /// [`FIELDS`]) names: blanks around names and values ignored, empty fields skipped, a later
     /// field overriding an earlier one. A field with an unknown name, no `=` or a bad value is
     /// reported (once per process; `what` names the variable) and ignored. Returns the fields
-    /// set. Parsed in place: no allocation.
+    /// set, and whether a bare `calibrate` field was among them. Parsed in place: no allocation.
     pub(crate) fn read_line(
         &mut self,
         raw: &[u8],
         what: &str,
         allowed: u16,
         runs: &Runs<'_>,
-    ) -> u16 {
-        let mut set = 0;
+    ) -> (u16, bool) {
+        let (mut set, mut calibrate) = (0, false);
         for field in raw.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
             if field.is_empty() {
+                continue;
+            }
+            if field.eq_ignore_ascii_case(b"calibrate") {
+                calibrate = true;
                 continue;
             }
             let (name, value) = match field.iter().position(|&b| b == b'=') {
@@ -570,7 +481,7 @@ impl Tuning {
                 ),
             }
         }
-        set
+        (set, calibrate)
     }
 
     /// Writes `name=value` for each field of `which` (a mask over [`FIELDS`]) the line writes,
@@ -603,43 +514,7 @@ impl Tuning {
         }
         self
     }
-
-    /// The published thresholds (what the getters read, setters included).
-    pub(crate) fn load_thresholds(&mut self) {
-        for (cell, v) in CELLS.iter().zip(self.thresholds_mut()) {
-            *v = cell.load(Ordering::Relaxed);
-        }
-    }
-
-    /// Publishes the thresholds. `first`: only into cells still `UNSET` (detection racing a
-    /// setter keeps the setter's value); else over whatever they hold.
-    pub(crate) fn store_thresholds(mut self, first: bool) {
-        for (cell, v) in CELLS.iter().zip(self.thresholds_mut()) {
-            // Sequentially consistent, as the setters' stores: dispatch's `refresh_bounds`
-            // keeps `Auto`'s bounds in step with them after every writer.
-            if first {
-                let _ =
-                    cell.compare_exchange(UNSET, stored(*v), Ordering::SeqCst, Ordering::SeqCst);
-            } else {
-                cell.store(stored(*v), Ordering::SeqCst);
-            }
-        }
-    }
-
-    fn thresholds_mut(&mut self) -> [&mut usize; 5] {
-        [
-            &mut self.nt,
-            &mut self.fill_nt,
-            &mut self.rep_movsb,
-            &mut self.fill_rep,
-            &mut self.pages,
-        ]
-    }
 }
-
-/// The cells of the thresholds (and of the pages a streamed copy reads at once), in the
-/// record's order.
-static CELLS: [&AtomicUsize; 5] = [&COPY_NT, &FILL_NT, &REP_MOVSB, &FILL_REP, &STREAM_PAGES];
 
 /// `nt=8M,fill_nt=8M,rep_movsb=never,fill_rep=16M,temporal=avx2,stream=avx2,edges=overlap,flush=clwb`:
 /// every field, as `CACHECOPY_TUNE` reads it back. Writes into any `fmt::Write` without

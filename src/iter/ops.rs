@@ -4,8 +4,8 @@ use core::fmt;
 
 use super::engine::{by_kind, gather, Kind};
 use super::{Cursor, Dest, Direction, IoVec, IoVecMut, Segs, Source};
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below, fill_below};
 use crate::mode::Mode;
 use crate::mode::Store;
 use crate::policy::Select;
@@ -36,6 +36,7 @@ impl core::error::Error for Short {}
 /// and the store kind whose fence ([`Store::fence`]) the caller owes.
 #[inline(always)]
 pub(crate) fn copy_from_iter_unfenced<D: Direction>(
+    p: &Plan,
     k: &Kernels,
     dst: &mut [u8],
     src: &mut Cursor<'_, D>,
@@ -43,7 +44,7 @@ pub(crate) fn copy_from_iter_unfenced<D: Direction>(
 ) -> (usize, Store) {
     let len = dst.len().min(src.count);
     let dst = dst.as_mut_ptr();
-    let store = mode.resolve(len, copy_below());
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     let n = by_kind!(store, |K, op| {
         // SAFETY: `dst` is an exclusive slice of at least `len` bytes, so it overlaps no source
         // segment; `k` comes from dispatch or a checked backend (runs here).
@@ -55,13 +56,14 @@ pub(crate) fn copy_from_iter_unfenced<D: Direction>(
 /// [`copy_from_iter`] on the kernels `k`.
 #[inline(always)]
 pub(crate) fn copy_from_iter_on<D: Direction>(
+    p: &Plan,
     k: &Kernels,
     dst: &mut [u8],
     src: &mut Cursor<'_, D>,
     mode: Mode,
 ) -> usize {
-    let (n, store) = copy_from_iter_unfenced(k, dst, src, mode);
-    // SAFETY: the store's flush op is dispatch's, which runs here.
+    let (n, store) = copy_from_iter_unfenced(p, k, dst, src, mode);
+    // SAFETY: the store's flush op is the plan's, which runs here.
     unsafe { store.fence() };
     n
 }
@@ -70,6 +72,7 @@ pub(crate) fn copy_from_iter_on<D: Direction>(
 /// [`copy_from_iter_unfenced`]).
 #[inline(always)]
 pub(crate) fn copy_to_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     src: &[u8],
     dst: &mut Dest<'_>,
@@ -77,7 +80,7 @@ pub(crate) fn copy_to_iter_unfenced(
 ) -> (usize, Store) {
     let len = src.len().min(dst.count);
     let s = src.as_ptr();
-    let store = mode.resolve(len, copy_below());
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     let n = by_kind!(store, |K, op| {
         dst.iterate(len, |base, n, done| {
             // SAFETY: `base..base + n` is an exclusive piece of a destination segment (engine),
@@ -91,9 +94,15 @@ pub(crate) fn copy_to_iter_unfenced(
 
 /// [`copy_to_iter`] on the kernels `k`.
 #[inline(always)]
-pub(crate) fn copy_to_iter_on(k: &Kernels, src: &[u8], dst: &mut Dest<'_>, mode: Mode) -> usize {
-    let (n, store) = copy_to_iter_unfenced(k, src, dst, mode);
-    // SAFETY: the store's flush op is dispatch's, which runs here.
+pub(crate) fn copy_to_iter_on(
+    p: &Plan,
+    k: &Kernels,
+    src: &[u8],
+    dst: &mut Dest<'_>,
+    mode: Mode,
+) -> usize {
+    let (n, store) = copy_to_iter_unfenced(p, k, src, dst, mode);
+    // SAFETY: the store's flush op is the plan's, which runs here.
     unsafe { store.fence() };
     n
 }
@@ -102,6 +111,7 @@ pub(crate) fn copy_to_iter_on(k: &Kernels, src: &[u8], dst: &mut Dest<'_>, mode:
 /// [`copy_from_iter_unfenced`]).
 #[inline(always)]
 pub(crate) fn copy_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     dst: &mut Dest<'_>,
     src: &mut Source<'_>,
@@ -114,7 +124,7 @@ pub(crate) fn copy_iter_unfenced(
         dst.advance(len);
         return (len, Store::Temporal);
     }
-    let store = mode.resolve(len, copy_below());
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     let n = by_kind!(store, |K, op| {
         // Each destination piece is one contiguous destination: gather into it, so lines that
         // straddle source segments still stream.
@@ -130,14 +140,15 @@ pub(crate) fn copy_iter_unfenced(
 /// [`copy_iter`] on the kernels `k`.
 #[inline(always)]
 pub(crate) fn copy_iter_on(
+    p: &Plan,
     k: &Kernels,
     dst: &mut Dest<'_>,
     src: &mut Source<'_>,
     len: usize,
     mode: Mode,
 ) -> usize {
-    let (n, store) = copy_iter_unfenced(k, dst, src, len, mode);
-    // SAFETY: the store's flush op is dispatch's, which runs here.
+    let (n, store) = copy_iter_unfenced(p, k, dst, src, len, mode);
+    // SAFETY: the store's flush op is the plan's, which runs here.
     unsafe { store.fence() };
     n
 }
@@ -146,13 +157,14 @@ pub(crate) fn copy_iter_on(
 /// [`copy_from_iter_unfenced`]).
 #[inline(always)]
 pub(crate) fn zero_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     dst: &mut Dest<'_>,
     len: usize,
     mode: Mode,
 ) -> (usize, Store) {
     let len = len.min(dst.count);
-    let store = mode.resolve(len, fill_below());
+    let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
     let n = by_kind!(store, |K, op| {
         dst.iterate(len, |base, n, _| {
             // SAFETY: an exclusive destination piece.
@@ -165,9 +177,15 @@ pub(crate) fn zero_iter_unfenced(
 
 /// [`zero_iter`] on the kernels `k`.
 #[inline(always)]
-pub(crate) fn zero_iter_on(k: &Kernels, dst: &mut Dest<'_>, len: usize, mode: Mode) -> usize {
-    let (n, store) = zero_iter_unfenced(k, dst, len, mode);
-    // SAFETY: the store's flush op is dispatch's, which runs here.
+pub(crate) fn zero_iter_on(
+    p: &Plan,
+    k: &Kernels,
+    dst: &mut Dest<'_>,
+    len: usize,
+    mode: Mode,
+) -> usize {
+    let (n, store) = zero_iter_unfenced(p, k, dst, len, mode);
+    // SAFETY: the store's flush op is the plan's, which runs here.
     unsafe { store.fence() };
     n
 }
@@ -220,7 +238,8 @@ pub(crate) fn full<D: Direction>(
 #[inline]
 pub fn copy_from_iter<M: Select>(dst: &mut [u8], src: &mut Source<'_>, mode: M) -> usize {
     let mode = mode.select(src.mode);
-    copy_from_iter_on(dispatch::active(), dst, src, mode)
+    let p = plan::active();
+    copy_from_iter_on(p, &p.kernels, dst, src, mode)
 }
 
 /// Scatters `min(src.len(), dst.count())` bytes of `src` into `dst`'s segments and advances
@@ -240,7 +259,8 @@ pub fn copy_from_iter<M: Select>(dst: &mut [u8], src: &mut Source<'_>, mode: M) 
 #[inline]
 pub fn copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M) -> usize {
     let mode = mode.select(dst.mode);
-    copy_to_iter_on(dispatch::active(), src, dst, mode)
+    let p = plan::active();
+    copy_to_iter_on(p, &p.kernels, src, dst, mode)
 }
 
 /// Copies `min(len, dst.count(), src.count())` bytes from cursor to cursor and advances both;
@@ -267,7 +287,8 @@ pub fn copy_iter<M: Select>(
     mode: M,
 ) -> usize {
     let mode = mode.select(dst.mode);
-    copy_iter_on(dispatch::active(), dst, src, len, mode)
+    let p = plan::active();
+    copy_iter_on(p, &p.kernels, dst, src, len, mode)
 }
 
 /// Zeroes the next `min(len, dst.count())` bytes of `dst` and advances past them; returns how
@@ -285,7 +306,8 @@ pub fn copy_iter<M: Select>(
 #[inline]
 pub fn zero_iter<M: Select>(dst: &mut Dest<'_>, len: usize, mode: M) -> usize {
     let mode = mode.select(dst.mode);
-    zero_iter_on(dispatch::active(), dst, len, mode)
+    let p = plan::active();
+    zero_iter_on(p, &p.kernels, dst, len, mode)
 }
 
 /// Fills all of `dst` from `src` (Linux `copy_from_iter_full`).

@@ -29,6 +29,36 @@ use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
 use crate::vector::{Scalar, Vector};
 
+/// The part of the per-CPU plan the kernels read: from which size a path takes its variant.
+/// Every kernel that has such a choice gets the plan's knobs as an argument from the call that
+/// reached it (`crate::dispatch::plan`), so a kernel never reads a mutable static and a test can
+/// run any knobs by building a plan. `usize::MAX` means never for every size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub(crate) struct Knobs {
+    /// From this many bytes x86 `Temporal` copies use `rep movsb` ([`copy_temporal`]).
+    pub(crate) rep_movsb: usize,
+    /// From this many bytes x86 `Temporal` fills use `rep stosb` ([`fill_temporal`]).
+    pub(crate) fill_rep: usize,
+    /// From this many bytes a 256-bit backend's `Temporal` copies run their loop on AVX-512
+    /// registers ([`copy_wide`]). Below `usize::MAX` only where the CPU runs AVX-512 F and BW:
+    /// the plan's builder refuses any other value, and [`copy_temporal`] relies on it.
+    pub(crate) wide_copy: usize,
+    /// How many 4 KiB pages of the source a streamed copy reads at once ([`stream_span_paged`]:
+    /// 2, 4 or 8; anything else reads them in order).
+    pub(crate) pages: usize,
+}
+
+impl Knobs {
+    /// No variant anywhere: the plain loops, the source read in order.
+    pub(crate) const PLAIN: Knobs = Knobs {
+        rep_movsb: usize::MAX,
+        fill_rep: usize::MAX,
+        wide_copy: usize::MAX,
+        pages: 1,
+    };
+}
+
 /// Where the bytes come from: memory (copy) or one repeated byte (fill).
 pub(crate) trait ByteSource: Copy {
     /// # Safety
@@ -430,26 +460,24 @@ pub(crate) unsafe fn nontemporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S,
     }
 }
 
-/// How many pages of the source a streamed copy reads at once (the published
-/// `threshold_cells::STREAM_PAGES`; [`stream_span_paged`] reads any value but 2, 4 and 8 as 1).
-#[inline(always)]
-pub(crate) fn stream_pages() -> usize {
-    crate::threshold_cells::STREAM_PAGES.load(core::sync::atomic::Ordering::Relaxed)
-}
-
-/// A `NonTemporal` copy: as [`nontemporal`], the source read the published number of pages at
-/// a time ([`stream_span_paged`], `threshold_cells::STREAM_PAGES`).
+/// A `NonTemporal` copy: as [`nontemporal`], the source read `knobs.pages` pages at a time
+/// ([`stream_span_paged`]).
 ///
 /// # Safety
 /// As [`temporal`], and the ranges do not overlap.
 #[inline(always)]
-pub(crate) unsafe fn copy_nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+pub(crate) unsafe fn copy_nontemporal<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    knobs: &Knobs,
+) {
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
         if len < STREAM_MIN {
             temporal::<V, Mem>(dst, Mem(src), len);
         } else {
-            stream_span_paged::<V, Mem>(dst, Mem(src), len, stream_pages());
+            stream_span_paged::<V, Mem>(dst, Mem(src), len, knobs.pages);
             arch::stream_fence();
         }
     }
@@ -582,27 +610,33 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
 }
 
 /// A `Temporal` copy: [`temporal`], except on x86_64 in the loop class (past eight registers):
-/// - from [`crate::rep_movsb_threshold`] bytes (set on Intel CPUs with ERMS, never elsewhere):
+/// - from `knobs.rep_movsb` bytes (set on Intel CPUs with ERMS, never elsewhere):
 ///   one ordinary 64-byte store, then `rep movsb` from the first line boundary of the
 ///   destination. Large string moves write whole lines without first reading them for
 ///   ownership; the vector loop pays that read for every line not in cache. A destination a few
 ///   lines ahead of the source modulo 4 KiB keeps the vector loop: the string move's loads would
 ///   alias its own recent stores ([`aliases_4k`]).
-/// - on a 256-bit backend, from [`crate::threshold_cells::WIDE_COPY`] bytes (set on AMD Zen 4,
-///   never elsewhere): the loop on AVX-512 registers ([`copy_wide`]).
+/// - on a 256-bit backend, from `knobs.wide_copy` bytes (set on AMD Zen 4, never elsewhere):
+///   the loop on AVX-512 registers ([`copy_wide`]).
 ///
 /// Returns `dst`, so that the table's entry, which returns it as C's `memcpy` does, ends in a
 /// jump to [`copy_wide`] rather than a call that must keep `dst` across it.
 ///
 /// # Safety
-/// As [`temporal`].
+/// As [`temporal`], and `knobs.wide_copy` below `usize::MAX` only where the CPU runs AVX-512 F
+/// and BW ([`Knobs::wide_copy`]).
 #[inline(always)]
 // Builds without vector registers compile the AVX-512 branch out, leaving one `if` in another.
 #[cfg_attr(
     any(cachecopy_integer_only, not(target_feature = "sse2")),
     allow(clippy::collapsible_if)
 )]
-pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> *mut u8 {
+pub(crate) unsafe fn copy_temporal<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    knobs: &Knobs,
+) -> *mut u8 {
     // SAFETY: (whole body) every move is inside `dst..dst + len` and `src..src + len`.
     unsafe {
         // Up to four registers first, so that the ladder splits there before anything else (one
@@ -615,10 +649,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
         }
         #[cfg(target_arch = "x86_64")]
         if len > 8 * V::BYTES {
-            if len >= 64
-                && len
-                    >= crate::threshold_cells::REP_MOVSB.load(core::sync::atomic::Ordering::Relaxed)
-                && !aliases_4k(dst, src)
+            if len >= 64 && len >= knobs.rep_movsb && !aliases_4k(dst, src)
             {
                 // `head < 64 <= len`: the 64-byte move covers it, then the string move runs
                 // from the aligned destination address to the end.
@@ -630,11 +661,8 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
                 return dst;
             }
             #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
-            if V::BYTES == 32
-                && len
-                    >= crate::threshold_cells::WIDE_COPY.load(core::sync::atomic::Ordering::Relaxed)
-            {
-                // The cell is below `usize::MAX` only where the CPU runs AVX-512 F and BW.
+            if V::BYTES == 32 && len >= knobs.wide_copy {
+                // Below `usize::MAX` only where the CPU runs AVX-512 F and BW (the contract).
                 return copy_wide(dst, src, len);
             }
         }
@@ -644,7 +672,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
 }
 
 /// A `Temporal` copy on AVX-512 registers, for a 256-bit backend's copies from
-/// [`crate::threshold_cells::WIDE_COPY`] bytes: one 64-byte store per line of the loop where
+/// [`Knobs::wide_copy`] bytes: one 64-byte store per line of the loop where
 /// the 256-bit loop makes two, so twice the lines are in flight in the store queue. Into a
 /// destination that is not cached each of them waits for its line, and on AMD Zen 4 the 256-bit
 /// loop fell behind glibc's 512-bit one from about the L2's size (docs/performance.md,
@@ -680,8 +708,7 @@ fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
 
 /// A `Temporal` fill: [`temporal`] with a splatted byte, except where the ISA has a faster way to
 /// write many whole lines with ordinary stores:
-/// - x86_64, from [`crate::fill_rep_threshold`] bytes (2 KiB on Intel with ERMS, twice the
-///   `Auto` threshold on AMD, never without ERMS):
+/// - x86_64, from `knobs.fill_rep` bytes (the plan's `fill_rep`):
 ///   `rep stosb`, after one ordinary 64-byte store that lets it start on a line boundary. Large
 ///   string stores skip the read-for-ownership of lines they overwrite whole.
 /// - aarch64, zeroing at least `max(256, 2 * block)` bytes where `DCZID_EL0` permits `dc zva`:
@@ -691,7 +718,7 @@ fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
 /// # Safety
 /// As [`temporal`].
 #[inline(always)]
-pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize) {
+pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize, knobs: &Knobs) {
     // SAFETY: (whole body) every store is inside `dst..dst + len`, as argued per branch.
     unsafe {
         // As in `copy_temporal`: the short classes first, the string store for the loop class.
@@ -701,7 +728,7 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
         #[cfg(target_arch = "x86_64")]
         if len > 8 * V::BYTES
             && len >= 64
-            && len >= crate::threshold_cells::FILL_REP.load(core::sync::atomic::Ordering::Relaxed)
+            && len >= knobs.fill_rep
         {
             // `head < 64 <= len`: the 64-byte store covers it, then the string store runs from
             // the aligned address to the end.

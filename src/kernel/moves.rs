@@ -30,7 +30,7 @@
 //! move, so none is brought back into the cache.
 
 use super::STREAM_MIN;
-use super::{copy_temporal, stream_span_paged, temporal, Mem};
+use super::{copy_temporal, stream_span_paged, temporal, Knobs, Mem};
 use crate::arch::{self, STREAM_LINE};
 use crate::cpu::FlushOp;
 use crate::vector::Vector;
@@ -65,11 +65,18 @@ fn lie(dst: *mut u8, src: *const u8, len: usize) -> Lie {
 
 /// A `Temporal` move of any length, any overlap.
 ///
+/// Disjoint ranges past eight registers go to [`copy_temporal`] with `knobs`.
+///
 /// # Safety
 /// `src..src + len` readable and `dst..dst + len` writable (they may overlap); the backend's
-/// features present.
+/// features present; `knobs` as [`copy_temporal`] requires.
 #[inline(always)]
-pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+pub(crate) unsafe fn move_temporal<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    knobs: &Knobs,
+) {
     // SAFETY: (whole body) forwarded contract; each branch is argued at its function.
     unsafe {
         // Every shape of `temporal` up to eight registers loads all of them before the first
@@ -80,7 +87,7 @@ pub(crate) unsafe fn move_temporal<V: Vector>(dst: *mut u8, src: *const u8, len:
         }
         match lie(dst, src, len) {
             Lie::Disjoint => {
-                copy_temporal::<V>(dst, src, len);
+                copy_temporal::<V>(dst, src, len, knobs);
             }
             Lie::Same => {}
             Lie::Down => forward::<V>(dst, src, len),
@@ -218,7 +225,7 @@ unsafe fn stream_move<V: Vector>(
     // still to be read; backward, above. The partial-line moves are themselves overlap-safe.
     unsafe {
         if lie == Lie::Down {
-            move_temporal::<V>(dst, src, head);
+            move_temporal::<V>(dst, src, head, &Knobs::PLAIN);
             let mut off = head;
             while off < body_end {
                 let mut i = 0;
@@ -228,9 +235,9 @@ unsafe fn stream_move<V: Vector>(
                 }
                 off += STREAM_LINE;
             }
-            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end);
+            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end, &Knobs::PLAIN);
         } else {
-            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end);
+            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end, &Knobs::PLAIN);
             let mut off = body_end;
             while off > head {
                 off -= STREAM_LINE;
@@ -240,7 +247,7 @@ unsafe fn stream_move<V: Vector>(
                     V::load(src.add(off + i)).stream(dst.add(off + i));
                 }
             }
-            move_temporal::<V>(dst, src, head);
+            move_temporal::<V>(dst, src, head, &Knobs::PLAIN);
         }
     }
     (head, body_end)
@@ -253,17 +260,22 @@ unsafe fn stream_move<V: Vector>(
 /// As [`move_temporal`]; when it returns `true` the caller runs `arch::stream_fence()` before
 /// returning to safe code.
 #[inline(always)]
-pub(crate) unsafe fn move_stream<V: Vector>(dst: *mut u8, src: *const u8, len: usize) -> bool {
+pub(crate) unsafe fn move_stream<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    knobs: &Knobs,
+) -> bool {
     if len < 2 * STREAM_LINE {
         // SAFETY: forwarded contract.
-        unsafe { move_temporal::<V>(dst, src, len) };
+        unsafe { move_temporal::<V>(dst, src, len, &Knobs::PLAIN) };
         return false;
     }
     // SAFETY: forwarded contract; `len >= 2 * STREAM_LINE` as both spans need.
     unsafe {
         match lie(dst, src, len) {
             Lie::Disjoint => {
-                stream_span_paged::<V, Mem>(dst, Mem(src), len, super::stream_pages());
+                stream_span_paged::<V, Mem>(dst, Mem(src), len, knobs.pages);
             }
             Lie::Same => return false,
             l => {
@@ -280,12 +292,17 @@ pub(crate) unsafe fn move_stream<V: Vector>(dst: *mut u8, src: *const u8, len: u
 /// # Safety
 /// As [`move_temporal`].
 #[inline(always)]
-pub(crate) unsafe fn move_nontemporal<V: Vector>(dst: *mut u8, src: *const u8, len: usize) {
+pub(crate) unsafe fn move_nontemporal<V: Vector>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    knobs: &Knobs,
+) {
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
         if len < STREAM_MIN {
-            move_temporal::<V>(dst, src, len);
-        } else if move_stream::<V>(dst, src, len) {
+            move_temporal::<V>(dst, src, len, knobs);
+        } else if move_stream::<V>(dst, src, len, knobs) {
             arch::stream_fence();
         }
     }
@@ -311,7 +328,7 @@ pub(crate) unsafe fn move_flush_unfenced<V: Vector>(
             Lie::Disjoint => super::flush_unfenced::<V, Mem>(dst, Mem(src), len, op),
             Lie::Same => arch::flush_range(op, dst, len),
             _ if len < STREAM_MIN => {
-                move_temporal::<V>(dst, src, len);
+                move_temporal::<V>(dst, src, len, &Knobs::PLAIN);
                 arch::flush_range(op, dst, len);
             }
             l => {

@@ -61,11 +61,11 @@ pub(crate) const MAX: usize = 4 * Base::BYTES;
 const _: () = assert!(MAX < STREAM_MIN);
 
 /// Whether this fill takes the masked class (`arch::masked`): one compare of the destination's
-/// offset in its 4 KiB page with the published bound (`threshold_cells::MASKED_FILL_BELOW`),
-/// which is 0 unless the record's `Small` chose masked fills on a CPU that runs them, and
-/// otherwise keeps every 64-byte window inside its page. One load and one compare: this test is
-/// on every short fill of every CPU. Only on x86_64 builds with vector registers, not under
-/// Miri (which runs no assembly).
+/// offset in its 4 KiB page with the plan's bound `below` (`Plan::masked_fill_below`), which is
+/// 0 unless the plan chose masked fills on a CPU that runs them, and otherwise keeps every
+/// 64-byte window inside its page. One load and one compare: this test is on every short fill
+/// of every CPU. Only on x86_64 builds with vector registers, not under Miri (which runs no
+/// assembly).
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "sse2",
@@ -73,9 +73,8 @@ const _: () = assert!(MAX < STREAM_MIN);
     not(miri)
 ))]
 #[inline(always)]
-fn masked_fill(dst: *const u8) -> bool {
-    (dst as usize & 4095)
-        < crate::threshold_cells::MASKED_FILL_BELOW.load(core::sync::atomic::Ordering::Relaxed)
+fn masked_fill(dst: *const u8, below: usize) -> bool {
+    (dst as usize & 4095) < below
 }
 
 /// Copies `len <= MAX` bytes with the baseline register's straight-line classes. Copies never
@@ -108,13 +107,15 @@ pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
     unsafe { classes(dst, Mem(src), len) }
 }
 
-/// Sets `len <= MAX` bytes to `byte`: one masked store where the record says so
-/// ([`masked_fill`]), else the baseline register's straight-line classes.
+/// Sets `len <= MAX` bytes to `byte`: one masked store where the plan says so (`masked_below`,
+/// [`masked_fill`]), else the baseline register's straight-line classes.
 ///
 /// # Safety
-/// `dst..dst + len` writable; `len <= MAX`.
+/// `dst..dst + len` writable; `len <= MAX`; `masked_below` 0 unless the CPU runs the masked
+/// class, and at most `4096 - 63` (a plan's `masked_fill_below`).
 #[inline(always)]
-pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
+#[allow(unused_variables)] // `masked_below`, in builds without the masked class
+pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize, masked_below: usize) {
     debug_assert!(len <= MAX);
     // SAFETY: as `copy`, with a splatted byte for a source; the masked store only where the
     // CPU runs it and its 64-byte window stays in the destination's page (`masked_fill`), for
@@ -126,7 +127,7 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
             not(cachecopy_integer_only),
             not(miri)
         ))]
-        if masked_fill(dst) {
+        if masked_fill(dst, masked_below) {
             return crate::arch::masked::fill(dst, byte, len);
         }
         classes(dst, Splat(byte), len)
@@ -247,7 +248,7 @@ mod tests {
                     .all(|&b| b == 0xee));
                 let mut dst = [0xeeu8; MAX + 64 + 2];
                 // SAFETY: as above.
-                unsafe { fill(dst.as_mut_ptr().add(off + 1), 0x5a, len) };
+                unsafe { fill(dst.as_mut_ptr().add(off + 1), 0x5a, len, 0) };
                 assert!(
                     dst[off + 1..off + 1 + len].iter().all(|&b| b == 0x5a),
                     "fill {len} at {off}"

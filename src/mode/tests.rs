@@ -156,7 +156,7 @@ fn every_mode_resolves_as_the_old_rule_after_every_setter() {
 #[test]
 #[cfg(unix)]
 fn a_calibrations_apply_moves_the_bounds() {
-    use crate::calibrate::Calibration;
+    use crate::tune::calibrate::Calibration;
     let _held = HeldThresholds::take();
     for (copy, fill) in [
         (Some(5 << 20), Some(700)),

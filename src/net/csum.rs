@@ -11,7 +11,7 @@ use crate::copy::len_mismatch;
 use crate::dispatch::engine::Backend;
 use crate::dispatch::store::csum_copy_on;
 use crate::dispatch::supported::Unsupported;
-use crate::dispatch::{self, copy_below};
+use crate::dispatch::plan;
 use crate::mode::Mode;
 
 use crate::kernel::sum::{block_add, fold16, header, short, Discard, Plain, SHORT};
@@ -93,7 +93,7 @@ pub fn csum_partial(data: &[u8], initial: u32) -> u32 {
 #[inline(never)]
 fn csum_partial_table(data: &[u8], initial: u32) -> u32 {
     // SAFETY: a live slice; the active table runs on this CPU.
-    let s = unsafe { (dispatch::active().csum)(data.as_ptr(), data.len()) };
+    let s = unsafe { (plan::active().kernels.csum)(data.as_ptr(), data.len()) };
     fold16(csum_add(initial, s) as u64)
 }
 
@@ -148,16 +148,10 @@ pub unsafe fn csum_and_copy_raw(dst: *mut u8, src: *const u8, len: usize, mode: 
         // SAFETY: forwarded contract (`Plain` stores to `dst..dst + len`).
         return unsafe { fold16(short(src, Plain::new(dst), len, 0)) };
     }
-    // SAFETY: forwarded contract; the active table runs on this CPU.
-    unsafe {
-        csum_copy_on(
-            dispatch::active(),
-            dst,
-            src,
-            len,
-            mode.resolve(len, copy_below()),
-        )
-    }
+    let p = plan::active();
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
+    // SAFETY: forwarded contract; the plan's kernels run on this CPU.
+    unsafe { csum_copy_on(&p.kernels, dst, src, len, store) }
 }
 
 /// [`csum_and_copy`] on exactly `backend`.
@@ -179,16 +173,10 @@ pub fn csum_and_copy_with(
     }
     let k = backend.kernels()?;
     let len = src.len();
+    let p = plan::active();
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
-    Ok(unsafe {
-        csum_copy_on(
-            k,
-            dst.as_mut_ptr(),
-            src.as_ptr(),
-            len,
-            mode.resolve(len, copy_below()),
-        )
-    })
+    Ok(unsafe { csum_copy_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) })
 }
 
 /// The partial sum of the TCP/UDP IPv4 pseudo-header (source, destination, zero, protocol,

@@ -5,7 +5,7 @@
 //! as it writes.
 
 use crate::dispatch::table::Kernels;
-use crate::dispatch::{self, copy_below};
+use crate::dispatch::plan::{self, Plan};
 use crate::iter::{Dest, Source};
 use crate::mode::Mode;
 use crate::policy::Select;
@@ -58,10 +58,10 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
     src: &mut Source<'_>,
     mode: Mode,
 ) -> (usize, u32) {
-    // SAFETY: forwarded contract; the store's flush op is dispatch's.
+    // SAFETY: forwarded contract; the store's flush op is the plan's.
     unsafe {
-        let (n, sum, store) =
-            csum_and_copy_from_iter_unfenced(dispatch::active(), d, cap, src, mode);
+        let p = plan::active();
+        let (n, sum, store) = csum_and_copy_from_iter_unfenced(p, &p.kernels, d, cap, src, mode);
         store.fence();
         (n, sum)
     }
@@ -74,6 +74,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_raw(
 /// As [`csum_and_copy_from_iter_raw`]; the caller runs the returned store's fence before the
 /// bytes are published.
 pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     d: *mut u8,
     cap: usize,
@@ -81,7 +82,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
     mode: Mode,
 ) -> (usize, u32, Store) {
     let len = cap.min(src.count());
-    let store = mode.resolve(len, copy_below());
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     let mut sum = 0;
     let n = by_kind!(store, |K, op| {
         if K::GATHER {
@@ -168,8 +169,10 @@ pub fn csum_frame_from_iter<M: Select>(
     // SAFETY: an exclusive slice, so it overlaps no source segment; `head <= frame.len()`
     // (checked); the store's fence runs before returning.
     unsafe {
+        let p = plan::active();
         let (n, sum, store) = csum_frame_from_iter_unfenced(
-            dispatch::active(),
+            p,
+            &p.kernels,
             frame.as_mut_ptr(),
             frame.len(),
             head,
@@ -199,6 +202,7 @@ pub(crate) fn check_frame_head(len: usize, head: usize) {
 /// during the call; `head <= cap`; the caller runs the returned
 /// store's fence before the bytes are published.
 pub(crate) unsafe fn csum_frame_from_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     d: *mut u8,
     cap: usize,
@@ -209,7 +213,7 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
 ) -> (usize, u32, Store) {
     debug_assert!(head <= cap);
     let len = (cap - head).min(src.count());
-    let store = mode.resolve(head + len, copy_below());
+    let store = mode.resolve(head + len, &p.copy_below, p.tuning.flush);
     let (n, sum) = by_kind!(store, |K, op| {
         if K::GATHER {
             // SAFETY: the header's lines get ordinary stores, the payload `d + head..d + head +
@@ -235,7 +239,7 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
         } else {
             // SAFETY: `d + head..d + head + len` lies in `d..d + cap` (forwarded contract).
             let (n, s, _) = unsafe {
-                csum_and_copy_from_iter_unfenced(k, d.add(head), len, src, Mode::Temporal)
+                csum_and_copy_from_iter_unfenced(p, k, d.add(head), len, src, Mode::Temporal)
             };
             // SAFETY: `head <= cap` bytes at `d`, writable and ours for the call (contract).
             let h = unsafe {
@@ -267,8 +271,9 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
 /// ```
 pub fn csum_and_copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M) -> (usize, u32) {
     let mode = mode.select(dst.mode());
-    let (n, sum, store) = csum_and_copy_to_iter_unfenced(dispatch::active(), src, dst, mode);
-    // SAFETY: the store's flush op is dispatch's, which runs here.
+    let p = plan::active();
+    let (n, sum, store) = csum_and_copy_to_iter_unfenced(p, &p.kernels, src, dst, mode);
+    // SAFETY: the store's flush op is the plan's, which runs here.
     unsafe { store.fence() };
     (n, sum)
 }
@@ -276,13 +281,14 @@ pub fn csum_and_copy_to_iter<M: Select>(src: &[u8], dst: &mut Dest<'_>, mode: M)
 /// [`csum_and_copy_to_iter`] without the closing fence: also returns the store kind whose fence
 /// the caller owes.
 pub(crate) fn csum_and_copy_to_iter_unfenced(
+    p: &Plan,
     k: &Kernels,
     src: &[u8],
     dst: &mut Dest<'_>,
     mode: Mode,
 ) -> (usize, u32, Store) {
     let len = src.len().min(dst.count());
-    let store = mode.resolve(len, copy_below());
+    let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
     let s = src.as_ptr();
     let (mut sum, mut summed) = (0, 0);
     let n = by_kind!(store, |K, op| {

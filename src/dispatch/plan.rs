@@ -1,0 +1,528 @@
+//! The per-CPU plan: every choice this process runs with, built once and never changed.
+//!
+//! A [`Plan`] is the record of choices ([`Tuning`]: the engine, the thresholds, the variant of
+//! each path) together with everything a call derives from it: the kernel table composed for
+//! the engine, below how many bytes each mode stores temporally, the knobs the kernels read,
+//! and what this CPU runs (so a plan can be checked against it). It is built from a record by
+//! [`Plan::new`] and never changes afterwards.
+//!
+//! One plan is published for the process, through one pointer ([`current`]): detection builds
+//! it on the first call from the CPU's rule and `CACHECOPY_TUNE`; [`publish`] replaces it with
+//! another. Every call loads the pointer once and reads what it needs from the plan it found,
+//! kernels included (they get the plan's [`Knobs`] as an argument), so a call never mixes two
+//! plans and a plan swapped in mid-call changes nothing for calls in flight, which finish on the
+//! old one: published plans are `'static` and are never freed or written again. This is how
+//! glibc treats its per-CPU record (computed once, read by its resolvers) and how memchr
+//! publishes its one function pointer.
+//!
+//! Until the first detection the pointer holds [`BOOTSTRAP`], whose temporal entries detect
+//! first, so that the call-site path never tests "detected yet?".
+
+use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+use super::engine::{Backend, Edges, Engine};
+use super::supported::{Unsupportable, Unsupported};
+use super::table::{self, Kernels, BACKENDS, NAMES, POSITION};
+use super::tune::{Runs, Small, Tuning};
+use crate::cpu::{Cpu, FlushOp};
+use crate::kernel::{Knobs, STREAM_MIN};
+use crate::mode::Bounds;
+
+/// One per-CPU plan: the choices of a [`Tuning`] record, checked against this CPU, with the
+/// kernels and bounds a call derives from them. Immutable: [`Plan::new`] builds one, [`publish`]
+/// makes one the process's, and [`Plan::current`] returns the one in force.
+///
+/// A plan is also a value a test or a benchmark runs directly, without publishing it
+/// ([`Plan::copy`], [`Plan::fill`], [`Plan::copy_within`]):
+///
+/// ```
+/// use cachecopy::tune::Plan;
+/// use cachecopy::Mode;
+///
+/// // The plan in force, with `Auto` copies streaming from 64 KiB.
+/// let mut t = *Plan::current().tuning();
+/// t.nt = 64 << 10;
+/// let plan = Plan::new(t).unwrap();
+/// let src = vec![7u8; 1 << 20];
+/// let mut dst = vec![0u8; 1 << 20];
+/// plan.copy(&mut dst, &src, Mode::Auto); // streams: 1 MiB >= 64 KiB
+/// assert_eq!(dst, src);
+/// ```
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Plan {
+    /// Below how many bytes each mode stores temporally, copies and moves (by the mode's
+    /// discriminant; see `Mode::stores_temporally`): `Temporal` never streams, `NonTemporal`
+    /// from `STREAM_MIN`, `FlushCache` never stores temporally, `Auto` from
+    /// `max(STREAM_MIN, nt)`. First in the plan, beside the fills' bounds and the small fills'
+    /// choice: what a short call reads.
+    pub(crate) copy_below: Bounds,
+    /// As `copy_below`, for fills (`Auto` from `max(STREAM_MIN, fill_nt)`).
+    pub(crate) fill_below: Bounds,
+    /// A short fill whose destination's offset in its 4 KiB page is below this takes the
+    /// masked class (`kernel::small`): 0 unless the record chose masked fills on a CPU that runs
+    /// them, then `MASKED_FILL_WINDOWS` (a 64-byte window at such an offset stays in its page).
+    pub(crate) masked_fill_below: usize,
+    /// The kernel table of the record's engine, with the knobs its kernels read (from which
+    /// size a path takes its variant).
+    pub(crate) kernels: Kernels,
+    /// The record this plan was built from.
+    pub(crate) tuning: Tuning,
+    /// What this CPU runs (the same for every plan of a process).
+    pub(crate) facts: Facts,
+}
+
+/// A short fill at a page offset below this keeps its 64-byte window inside its page.
+pub(crate) const MASKED_FILL_WINDOWS: usize = 4096 - 63;
+
+/// What a CPU runs, as far as a plan is concerned: found once by detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// How many entries of [`BACKENDS`] the CPU runs (a prefix: best last).
+    pub(crate) backends: u8,
+    /// One bit per [`FlushOp::index`] the CPU executes.
+    pub(crate) flush: u8,
+    /// Whether the CPU runs the masked small class (AVX-512 F and BW, BMI2, in this build).
+    pub(crate) masks: bool,
+    /// Only [`SAFE`]'s: facts that a thread racing the first detection assumed, not found.
+    pub(crate) assumed: bool,
+}
+
+impl Facts {
+    /// What `cpu` runs in this build.
+    pub(crate) fn of(cpu: &Cpu) -> Facts {
+        Facts {
+            backends: table::runnable(&cpu.features) as u8,
+            flush: cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index()),
+            masks: super::rules::masked_small(cpu) && masked_small_runs(),
+            assumed: false,
+        }
+    }
+
+    /// The form the record's parser checks values against.
+    pub(crate) fn runs(&self) -> Runs<'static> {
+        Runs {
+            backends: &NAMES[..self.backends as usize],
+            flush: self.flush,
+            masks: self.masks,
+        }
+    }
+
+    /// Whether the CPU runs `backend`.
+    pub(crate) fn runs_backend(&self, backend: Backend) -> bool {
+        POSITION[backend as usize] < self.backends
+    }
+}
+
+/// Whether this build can run the masked small class where the CPU has what it needs beyond its
+/// record's AVX-512 (`rules::masked_small`): BMI2, x86_64 with vector registers, not Miri.
+fn masked_small_runs() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(
+            target_arch = "x86_64",
+            target_feature = "sse2",
+            not(cachecopy_integer_only),
+            not(miri)
+        ))] {
+            crate::arch::masked::runs()
+        } else {
+            false
+        }
+    }
+}
+
+/// The bounds of a record's `Auto` threshold `nt` (see [`Plan::copy_below`]).
+const fn bounds(nt: usize) -> Bounds {
+    let mut b = [STREAM_MIN; 4];
+    b[Mode::Temporal as usize] = usize::MAX;
+    b[Mode::FlushCache as usize] = 0;
+    b[Mode::Auto as usize] = if nt > STREAM_MIN { nt } else { STREAM_MIN };
+    b
+}
+
+use crate::mode::Mode;
+
+impl Plan {
+    /// Builds the plan of `tuning` on this CPU (detecting it on first use).
+    ///
+    /// # Errors
+    /// [`Unsupported`] when this CPU cannot run one of the record's choices: a backend of its
+    /// engine, its flush instruction, masked fills ([`Small::MaskedFills`]), AVX-512 loops
+    /// (`wide_copy` below `usize::MAX`), or a `pages` other than 1, 2, 4 or 8.
+    ///
+    /// ```
+    /// use cachecopy::tune::{Backend, Engine, Plan};
+    /// let mut t = *Plan::current().tuning();
+    /// t.engine = Engine::uniform(Backend::Generic); // every CPU runs the word backend
+    /// let plan = Plan::new(t).unwrap();
+    /// assert_eq!(plan.tuning().engine.temporal, Backend::Generic);
+    /// ```
+    pub fn new(tuning: Tuning) -> Result<Plan, Unsupported> {
+        Plan::build(&tuning, facts())
+    }
+
+    /// [`Plan::new`] against the facts of a CPU.
+    pub(crate) fn build(t: &Tuning, facts: Facts) -> Result<Plan, Unsupported> {
+        let engine = Engine::new(t.engine.temporal, t.engine.stream, t.engine.edges);
+        for b in [engine.temporal, engine.stream] {
+            if !facts.runs_backend(b) {
+                return Err(Unsupported(Unsupportable::Backend(b)));
+            }
+        }
+        if facts.flush & (1 << t.flush.index()) == 0 {
+            return Err(Unsupported(Unsupportable::Flush(t.flush)));
+        }
+        if t.small == Small::MaskedFills && !facts.masks {
+            return Err(Unsupported(Unsupportable::Masks));
+        }
+        if t.wide_copy != usize::MAX && !facts.runs_backend(Backend::Avx512) {
+            return Err(Unsupported(Unsupportable::Wide));
+        }
+        if !matches!(t.pages, 1 | 2 | 4 | 8) {
+            return Err(Unsupported(Unsupportable::Pages(t.pages)));
+        }
+        // Both backends run here, so the composed table exists.
+        let mut kernels = *table::composed(engine).unwrap_or(BACKENDS[0]);
+        kernels.knobs = Knobs {
+            rep_movsb: t.rep_movsb,
+            fill_rep: t.fill_rep,
+            wide_copy: t.wide_copy,
+            pages: t.pages,
+        };
+        let tuning = Tuning { engine, ..*t };
+        Ok(Plan {
+            copy_below: bounds(t.nt),
+            fill_below: bounds(t.fill_nt),
+            masked_fill_below: match t.small {
+                Small::MaskedFills => MASKED_FILL_WINDOWS,
+                Small::Plain => 0,
+            },
+            kernels,
+            tuning,
+            facts,
+        })
+    }
+
+    /// The plan in force: the one detection built on the first call (the CPU's rule, refined by
+    /// `CACHECOPY_TUNE`), or the last one [`publish`]ed since.
+    ///
+    /// ```
+    /// let plan = cachecopy::tune::Plan::current();
+    /// println!("CACHECOPY_TUNE={}", plan.tuning()); // the line that builds it again
+    /// ```
+    pub fn current() -> &'static Plan {
+        active()
+    }
+
+    /// The plan of this CPU's built-in rule, without the environment: what
+    /// [`Tuning::rule`](crate::tune::Tuning::rule) chooses, built.
+    pub fn rule() -> Plan {
+        let cpu = crate::arch::detect();
+        let facts = Facts::of(&cpu);
+        let widest = NAMES[facts.backends as usize - 1];
+        // The rule only chooses what the CPU runs.
+        Plan::build(&super::rules::rule(&cpu, widest), facts)
+            .expect("the built-in rule chose something this CPU does not run")
+    }
+
+    /// The record this plan was built from: every choice in it. Its `Display` is the
+    /// `CACHECOPY_TUNE` line that builds the plan again.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+}
+
+/// The plan in force, loaded once (an acquire load: a plain `mov` on x86_64). Before the first
+/// detection, [`BOOTSTRAP`]: take only its temporal entries, which detect (see [`active`] for
+/// everything else).
+#[inline(always)]
+pub(crate) fn current() -> &'static Plan {
+    // SAFETY: only ever set to a `&'static Plan`, never null.
+    unsafe { &*CURRENT.load(Ordering::Acquire) }
+}
+
+/// The plan in force, detecting first if nothing is published yet.
+#[inline(always)]
+pub(crate) fn active() -> &'static Plan {
+    let p = current();
+    if ptr::eq(p, &BOOTSTRAP) {
+        init()
+    } else {
+        p
+    }
+}
+
+/// Whether `p` is the bootstrap plan (nothing detected yet).
+#[inline(always)]
+pub(crate) fn is_bootstrap(p: &Plan) -> bool {
+    ptr::eq(p, &BOOTSTRAP)
+}
+
+/// What this CPU runs: the published plan's facts, or found now where the plan in force only
+/// assumed them (a thread that lost the first detection's race, for its one call).
+pub(crate) fn facts() -> Facts {
+    let p = active();
+    if p.facts.assumed {
+        Facts::of(&crate::arch::detect())
+    } else {
+        p.facts
+    }
+}
+
+/// Makes `plan` the process's: every call that starts after this returns uses it; calls in
+/// flight finish on the plan they started with, which stays valid (both are `'static`).
+///
+/// ```
+/// use cachecopy::tune::{self, Plan};
+/// let mut t = *Plan::current().tuning();
+/// t.nt = 32 << 20;
+/// let plan: &'static Plan = Box::leak(Box::new(Plan::new(t).unwrap()));
+/// tune::publish(plan);
+/// assert_eq!(Plan::current().tuning().nt, 32 << 20);
+/// ```
+pub fn publish(plan: &'static Plan) {
+    CURRENT.store(ptr::from_ref(plan).cast_mut(), Ordering::Release);
+}
+
+/// The published plan.
+static CURRENT: AtomicPtr<Plan> = AtomicPtr::new(ptr::addr_of!(BOOTSTRAP).cast_mut());
+
+/// The record a plan is built from before anything is known: the word backend, no variant, no
+/// streaming from `Auto`, the fence for flushes.
+const NOTHING: Tuning = Tuning {
+    engine: Engine {
+        temporal: Backend::Generic,
+        stream: Backend::Generic,
+        edges: Edges::Overlap,
+    },
+    flush: FlushOp::Fence,
+    nt: usize::MAX,
+    fill_nt: usize::MAX,
+    rep_movsb: usize::MAX,
+    fill_rep: usize::MAX,
+    small: Small::Plain,
+    pages: 1,
+    wide_copy: usize::MAX,
+};
+
+/// The plan in force before the first detection: the portable backend's table, except that the
+/// three entries a call reaches from its call site without detecting (`copy_temporal`,
+/// `fill_temporal`, `moves.temporal`) detect first and go on into the detected plan. So the
+/// published pointer is never null, and the call-site path is the plan's load and the call, with
+/// no test for "not yet detected" on every call. Its bounds are ones below which every mode stores
+/// temporally whatever detection decides (`Auto` below `STREAM_MIN`, its least threshold): a
+/// longer `Auto` call goes out of line, which detects and resolves it on the detected plan.
+/// Every other entry is only reached through [`active`], which detects while this plan is in
+/// force.
+static BOOTSTRAP: Plan = Plan {
+    copy_below: bounds(STREAM_MIN),
+    fill_below: bounds(STREAM_MIN),
+    masked_fill_below: 0,
+    kernels: Kernels {
+        copy_temporal: bootstrap_copy,
+        fill_temporal: bootstrap_fill,
+        moves: table::MoveKernels {
+            temporal: bootstrap_move,
+            ..BACKENDS[0].moves
+        },
+        ..*BACKENDS[0]
+    },
+    tuning: NOTHING,
+    facts: Facts {
+        backends: 1,
+        flush: 1 << 5,
+        masks: false,
+        assumed: true,
+    },
+};
+
+/// [`BOOTSTRAP`]'s `copy_temporal`: detects, then the detected plan's.
+///
+/// # Safety
+/// `Kernels::copy_temporal`'s contract.
+unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize, _: &Knobs) -> *mut u8 {
+    let p = active();
+    // SAFETY: forwarded contract; the detected plan's entries run on this CPU.
+    unsafe { (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs) }
+}
+
+/// [`BOOTSTRAP`]'s `fill_temporal`, as [`bootstrap_copy`].
+///
+/// # Safety
+/// `Kernels::fill_temporal`'s contract.
+unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize, _: &Knobs) -> *mut u8 {
+    let p = active();
+    // SAFETY: forwarded contract; the detected plan's entries run on this CPU.
+    unsafe { (p.kernels.fill_temporal)(dst, byte, len, &p.kernels.knobs) }
+}
+
+/// [`BOOTSTRAP`]'s `moves.temporal`, as [`bootstrap_copy`].
+///
+/// # Safety
+/// `MoveKernels::temporal`'s contract.
+unsafe extern "C" fn bootstrap_move(dst: *mut u8, src: *const u8, len: usize, _: &Knobs) -> *mut u8 {
+    let p = active();
+    // SAFETY: forwarded contract; the detected plan's entries run on this CPU.
+    unsafe { (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs) }
+}
+
+/// The plan a thread runs its one call with when it lost the race to publish the first plan and
+/// the winner has not finished writing it: what every CPU of the target runs (its baseline
+/// backend, the flush instruction every such CPU has), `Auto` never streaming, no variant. Its
+/// facts are assumed ([`Facts::assumed`]): a query of what the CPU runs detects afresh.
+static SAFE: Plan = {
+    let base = BASELINE;
+    let mut t = NOTHING;
+    t.engine = Engine::new(base.engine.temporal, base.engine.stream, Edges::Overlap);
+    t.flush = SAFE_FLUSH;
+    Plan {
+        copy_below: bounds(usize::MAX),
+        fill_below: bounds(usize::MAX),
+        masked_fill_below: 0,
+        kernels: *base,
+        tuning: t,
+        facts: Facts {
+            backends: 1,
+            flush: 1 << SAFE_FLUSH_INDEX,
+            masks: false,
+            assumed: true,
+        },
+    }
+};
+
+cfg_if::cfg_if! {
+    if #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(cachecopy_integer_only)))] {
+        /// SSE2: in every x86_64 CPU.
+        const BASELINE: &Kernels = BACKENDS[1];
+    } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(cachecopy_integer_only)))] {
+        /// Advanced SIMD: in every arm64 CPU this build runs on.
+        const BASELINE: &Kernels = BACKENDS[1];
+    } else {
+        /// The word backend.
+        const BASELINE: &Kernels = BACKENDS[0];
+    }
+}
+
+cfg_if::cfg_if! {
+    if #[cfg(all(target_arch = "x86_64", not(miri)))] {
+        /// `clflush`: every x86_64 CPU has it (SSE2 requires it).
+        const SAFE_FLUSH: FlushOp = FlushOp::Clflush;
+        const SAFE_FLUSH_INDEX: u8 = 2;
+    } else if #[cfg(all(target_arch = "aarch64", not(miri)))] {
+        /// `dc cvac`: every arm64 CPU has it.
+        const SAFE_FLUSH: FlushOp = FlushOp::DcCvac;
+        const SAFE_FLUSH_INDEX: u8 = 4;
+    } else {
+        /// No cache maintenance: the fence alone.
+        const SAFE_FLUSH: FlushOp = FlushOp::Fence;
+        const SAFE_FLUSH_INDEX: u8 = 5;
+    }
+}
+
+/// A `'static` home for one plan, written once: the first detection's, and the one a calibration
+/// at first use decides. A writer claims it (`EMPTY` to `WRITING`), writes the plan, then marks
+/// it `READY` with a release store; a reader sees `READY` before it reads.
+struct Slot {
+    state: AtomicU8,
+    plan: UnsafeCell<MaybeUninit<Plan>>,
+}
+
+const EMPTY: u8 = 0;
+const WRITING: u8 = 1;
+const READY: u8 = 2;
+
+// SAFETY: the plan is written once, by the one thread that claimed the slot, before `READY` is
+// stored with release ordering; every reader reads it only after an acquire load saw `READY`.
+unsafe impl Sync for Slot {}
+
+impl Slot {
+    const fn new() -> Slot {
+        Slot {
+            state: AtomicU8::new(EMPTY),
+            plan: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Writes `plan` here if nobody has, and returns the slot's plan once it is written:
+    /// `Err(())` while another thread is still writing it (nothing waits: no lock).
+    fn fill(&'static self, plan: &Plan) -> Result<&'static Plan, ()> {
+        match self
+            .state
+            .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => {
+                // SAFETY: this thread claimed the slot; nobody reads it before `READY`.
+                unsafe { (*self.plan.get()).write(*plan) };
+                self.state.store(READY, Ordering::Release);
+            }
+            Err(WRITING) => return Err(()),
+            Err(_) => {}
+        }
+        // SAFETY: `READY` was seen (or stored by this thread): the plan is written and never
+        // written again.
+        Ok(unsafe { (*self.plan.get()).assume_init_ref() })
+    }
+}
+
+/// The first detection's plan.
+static DETECTED: Slot = Slot::new();
+
+/// The plan a calibration at first use (`CACHECOPY_TUNE=calibrate`) decided.
+#[cfg(all(feature = "std", unix))]
+static CALIBRATED: Slot = Slot::new();
+
+/// Detects the CPU, builds its plan (the rule, then `CACHECOPY_TUNE`) and publishes it; on a
+/// thread that raced another's detection and lost while the winner still writes, returns
+/// [`SAFE`] for this one call. With `CACHECOPY_TUNE=calibrate`, the winner then measures on the
+/// plan just published and publishes what it decided.
+#[cold]
+#[inline(never)]
+fn init() -> &'static Plan {
+    let cpu = crate::arch::detect();
+    let facts = Facts::of(&cpu);
+    let widest = NAMES[facts.backends as usize - 1];
+    let mut t = super::rules::rule(&cpu, widest);
+    let calibrate = t.read_env(&facts.runs());
+    // Every value the record holds was checked against the CPU as it was read.
+    let plan = Plan::build(&t, facts).unwrap_or(SAFE);
+    let Ok(published) = DETECTED.fill(&plan) else {
+        return &SAFE;
+    };
+    // Publish only over the bootstrap plan: a plan published by hand meanwhile stays.
+    let _ = CURRENT.compare_exchange(
+        ptr::addr_of!(BOOTSTRAP).cast_mut(),
+        ptr::from_ref(published).cast_mut(),
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    );
+    #[cfg(all(feature = "std", unix))]
+    if calibrate && ptr::eq(current(), published) {
+        if let Some(decided) = <FirstUse as Calibrate>::calibrate(published) {
+            if let Ok(p) = CALIBRATED.fill(&decided) {
+                publish(p);
+                return p;
+            }
+        }
+    }
+    #[cfg(not(all(feature = "std", unix)))]
+    let _ = calibrate;
+    published
+}
+
+/// The measurement `CACHECOPY_TUNE=calibrate` asks detection to run inside the first call. The
+/// calibration (`src/calibrate/`), a client that sits above the copy path, implements it for
+/// [`FirstUse`]: dispatch calls it without naming anything above itself.
+#[cfg(all(feature = "std", unix))]
+pub(crate) trait Calibrate {
+    /// Measures with `plan` (the one just published, so the measurement's own copies find it)
+    /// and returns the plan it decided, without allocating or locking (an allocator may be the
+    /// first caller); `None` to keep `plan`.
+    fn calibrate(plan: &'static Plan) -> Option<Plan>;
+}
+
+/// The first call's detection, for which the calibration implements [`Calibrate`].
+#[cfg(all(feature = "std", unix))]
+pub(crate) struct FirstUse;
