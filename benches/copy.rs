@@ -10,12 +10,14 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::{copy_with, fill, Backend, Mode};
+use cachecopy::raw::copy_with;
+use cachecopy::tune::Backend;
+use cachecopy::{fill, Mode};
 use criterion::Criterion;
 use util::{print_ratios, sizes, timed, Dest};
 
 fn bench(c: &mut Criterion) {
-    let active = Backend::active();
+    let active = cachecopy::tune::Plan::current().tuning().engine.stream;
     let sizes = sizes(64 << 20);
     let mut arena = util::arena(sizes.last().copied().unwrap_or(64));
     for size in sizes {
@@ -57,7 +59,7 @@ fn main() {
     println!(
         "\nbackends: {:?}, active {}",
         Backend::supported(),
-        Backend::active()
+        cachecopy::tune::Plan::current().tuning().engine.stream
     );
     print_ratios("copy", "memcpy");
 }

@@ -9,7 +9,9 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::{fill_with, Backend, Mode};
+use cachecopy::raw::fill_with;
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 use criterion::Criterion;
 use util::{print_ratios, sizes, timed, Dest};
 
@@ -55,9 +57,9 @@ fn main() {
     println!(
         "\nbackends: {:?}, active {}, fill NT threshold {}, rep stosb from {}",
         Backend::supported(),
-        Backend::active(),
-        cachecopy::fill_nt_threshold(),
-        cachecopy::fill_rep_threshold()
+        cachecopy::tune::Plan::current().tuning().engine.stream,
+        cachecopy::tune::Plan::current().tuning().fill_nt,
+        cachecopy::tune::Plan::current().tuning().fill_rep
     );
     print_ratios("fill", "memset");
 }

@@ -166,7 +166,7 @@ fn bench(c: &mut Criterion) {
     ]);
     let nv = variants.len();
 
-    let caches = cachecopy::cpu().caches;
+    let caches = cachecopy::tune::cpu().caches;
     let l2 = caches.l2.unwrap_or(1 << 20);
     let llc = caches.l3.unwrap_or(16 * l2);
     let pow2 = |n: usize| 1usize << (usize::BITS - 1 - n.max(1).leading_zeros());

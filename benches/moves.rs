@@ -13,7 +13,9 @@ mod util;
 
 use std::hint::black_box;
 
-use cachecopy::{copy_within, copy_within_with_engine, Backend, Engine, Mode};
+use cachecopy::raw::copy_within_with_engine;
+use cachecopy::tune::{Backend, Engine};
+use cachecopy::{copy_within, Mode};
 use criterion::Criterion;
 use util::{print_ratios, timed, Dest};
 
@@ -83,7 +85,10 @@ fn bench(c: &mut Criterion) {
 
 fn main() {
     util::run(bench);
-    println!("\nengine: {}", cachecopy::engine());
+    println!(
+        "\nengine: {}",
+        cachecopy::tune::Plan::current().tuning().engine
+    );
     print_ratios("move-down", "memmove");
     print_ratios("move-up", "memmove");
 }

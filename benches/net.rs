@@ -27,7 +27,8 @@ use std::time::Instant;
 
 use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{csum_and_copy, csum_fold, csum_partial, Frame};
-use cachecopy::{copy, Backend, Mode};
+use cachecopy::tune::Backend;
+use cachecopy::{copy, Mode};
 use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 use cachecopy_arena::{opaque, Buf};
@@ -169,7 +170,7 @@ fn interleaved(
 fn ratios() {
     println!(
         "\n== net: side by side, interleaved (backend {}, medians per call) ==",
-        Backend::active()
+        cachecopy::tune::Plan::current().tuning().engine.stream
     );
     println!(
         "{:<32} {:>8} {:>11} {:>11} {:>7}  target",
@@ -282,7 +283,7 @@ fn sum_ratios(quick: bool) {
     println!(
         "\n== net: checksums beside a kernel-style scalar loop (engine {}, medians per call, \
          speedup = scalar ÷ ours; target >= 1.0, >= 1.5 at 40 B) ==",
-        cachecopy::engine()
+        cachecopy::tune::Plan::current().tuning().engine
     );
     println!(
         "{:<26} {:>7} {:>9} {:>9} {:>8}",
@@ -432,7 +433,7 @@ fn frame_pieces() -> (Vec<u8>, Vec<u8>) {
 /// Frames per ring: 4 x the L2 (at least 8 MiB; 2 MiB with `CACHECOPY_BENCH_QUICK`), whole
 /// batches.
 fn ring_frames() -> usize {
-    let l2 = cachecopy::cpu().caches.l2.unwrap_or(1 << 20);
+    let l2 = cachecopy::tune::cpu().caches.l2.unwrap_or(1 << 20);
     let bytes = if std::env::var_os("CACHECOPY_BENCH_QUICK").is_some() {
         2 << 20
     } else {
@@ -466,7 +467,7 @@ fn frame_ratios() {
     println!(
         "\n== net: frames into a {} MiB ring of {SLOT} B slots, {BATCH} per batch, each builder on its own ring (engine {}) ==",
         (frames * SLOT) >> 20,
-        cachecopy::engine()
+        cachecopy::tune::Plan::current().tuning().engine
     );
     for shape in Shape::ALL {
         let image = shape.image(&hdr, &payload);
@@ -557,7 +558,7 @@ fn csum_sweep(quick: bool) {
         "\n== net: csum_partial beside cachecopy_arena::csum::kernel_loop, hot (engine {}; {rounds} \
          rounds, alternating order; ratio = loop ÷ ours, median and lower quartile of the \
          per-round ratios) ==",
-        cachecopy::engine()
+        cachecopy::tune::Plan::current().tuning().engine
     );
     println!(
         "{:>7} {:>4} {:>10} {:>10} {:>7} {:>7}",

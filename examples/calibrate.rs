@@ -3,15 +3,15 @@
 //!
 //! `cargo run --release --example calibrate`
 //!
-//! A program either calls `cachecopy::calibrate()` once at start-up (within
+//! A program either calls `cachecopy::tune::calibrate()` once at start-up (within
 //! `Calibration::BUDGET` of wall time, on buffers it maps and unmaps itself), sets
 //! `CACHECOPY_NT_THRESHOLD=calibrate` so that the first copy does it, or sets the printed line in
 //! its environment. A tunable whose measurement did not settle keeps its built-in rule.
 
-use cachecopy::calibrate::Calibration;
+use cachecopy::tune::calibrate::Calibration;
 
 fn main() {
-    let c: Calibration = cachecopy::calibrate();
+    let c: Calibration = cachecopy::tune::calibrate();
     println!("measured in {:.0} ms", c.elapsed.as_secs_f64() * 1e3);
     for (name, sweep) in [
         ("nt", &c.copy_sweep),
@@ -34,6 +34,9 @@ fn main() {
     }
 
     c.apply();
-    println!("in force:  CACHECOPY_TUNE={}", cachecopy::tuning());
+    println!(
+        "in force:  CACHECOPY_TUNE={}",
+        *cachecopy::tune::Plan::current().tuning()
+    );
     println!("to keep:   {c}");
 }

@@ -12,7 +12,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use cachecopy::{copy_with, Backend, Mode};
+use cachecopy::raw::copy_with;
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 
 /// Destination slots spread over far more than any last-level cache, visited round-robin, so
 /// every copy writes lines that are in no cache ("cold").
@@ -101,7 +103,7 @@ fn main() {
             .unwrap_or(default)
     };
     let (rounds, min, max) = (arg(1, 31), arg(2, 16) << 10, arg(3, 64 << 10) << 10);
-    let cpu = cachecopy::cpu();
+    let cpu = cachecopy::tune::cpu();
     // Cold: the pool spans three last-level caches (at least 768 MiB).
     let span = (3 * cpu.caches.l3.unwrap_or(0)).max(768 << 20);
     println!(

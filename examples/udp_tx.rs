@@ -137,7 +137,7 @@ fn main() {
         frame::HEADER,
         iov.len(),
         frame::SLOT,
-        cachecopy::engine()
+        cachecopy::tune::Plan::current().tuning().engine
     );
     println!(
         "  payload at: its offset in the slot; the {} B header right in front of it (an Ethernet \

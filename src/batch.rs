@@ -14,9 +14,9 @@ use core::marker::PhantomData;
 
 use crate::copy::len_mismatch;
 use crate::dispatch::engine::Engine;
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::store::{copy_unfenced_on, csum_copy_unfenced_on, fill_unfenced_on};
 use crate::dispatch::supported::Unsupported;
-use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::table::Kernels;
 use crate::iter::{self, Dest, Source};
 use crate::mode::{Mode, Store};
@@ -249,7 +249,9 @@ impl<'scope> Batch<'scope, '_> {
         if dst.len() != src.len() {
             len_mismatch("Batch::copy", dst.len(), src.len());
         }
-        let store = self.mode.resolve(src.len(), &self.p.copy_below, self.p.tuning.flush);
+        let store = self
+            .mode
+            .resolve(src.len(), &self.p.copy_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), dst.len(), 0, store);
         // SAFETY: two live slices of equal length (`&mut` cannot overlap `&`); the batch fences
         // on this thread before `dst` is released.
@@ -266,7 +268,9 @@ impl<'scope> Batch<'scope, '_> {
             unsafe { kernel::fill_inline(dst.as_mut_ptr(), byte, len) };
             return;
         }
-        let store = self.mode.resolve(len, &self.p.fill_below, self.p.tuning.flush);
+        let store = self
+            .mode
+            .resolve(len, &self.p.fill_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: a live slice; the batch fences before `dst` is released.
         unsafe { fill_unfenced_on(self.k, dst.as_mut_ptr(), byte, len, store) };
@@ -291,7 +295,9 @@ impl<'scope> Batch<'scope, '_> {
             len_mismatch("Batch::csum_and_copy", dst.len(), src.len());
         }
         let (k, len) = (self.k, src.len());
-        let store = self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush);
+        let store = self
+            .mode
+            .resolve(len, &self.p.copy_below, self.p.tuning.flush);
         let _ = self.ahead(dst.as_mut_ptr(), len, 0, store);
         // SAFETY: two live slices of equal length; `k` runs here; the batch fences.
         let sum = unsafe { csum_copy_unfenced_on(k, dst.as_mut_ptr(), src.as_ptr(), len, store) };
@@ -308,7 +314,8 @@ impl<'scope> Batch<'scope, '_> {
             dst.as_mut_ptr(),
             len,
             0,
-            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
+            self.mode
+                .resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
         let (n, store) = iter::copy_from_iter_unfenced(self.p, self.k, dst, src, self.mode);
         self.owe(store);
@@ -353,7 +360,8 @@ impl<'scope> Batch<'scope, '_> {
             dst.as_mut_ptr(),
             len,
             0,
-            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
+            self.mode
+                .resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
         // SAFETY: an exclusive slice, so it overlaps no source segment; the batch fences.
         let (n, sum, store) = unsafe {
@@ -390,7 +398,8 @@ impl<'scope> Batch<'scope, '_> {
             frame.as_mut_ptr(),
             len,
             head,
-            self.mode.resolve(len, &self.p.copy_below, self.p.tuning.flush),
+            self.mode
+                .resolve(len, &self.p.copy_below, self.p.tuning.flush),
         );
         // SAFETY: an exclusive slice, so it overlaps no source segment; `head` checked; the
         // batch fences.
@@ -414,7 +423,8 @@ impl<'scope> Batch<'scope, '_> {
     /// fence); returns `(bytes copied, partial sum)`.
     #[inline]
     pub fn csum_and_copy_to_iter(&self, src: &[u8], dst: &mut Dest<'scope>) -> (usize, u32) {
-        let (n, sum, store) = net::csum_and_copy_to_iter_unfenced(self.p, self.k, src, dst, self.mode);
+        let (n, sum, store) =
+            net::csum_and_copy_to_iter_unfenced(self.p, self.k, src, dst, self.mode);
         self.owe(store);
         (n, sum)
     }

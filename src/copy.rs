@@ -141,7 +141,13 @@ pub(crate) unsafe fn copy_in(via: Via<'_>, dst: *mut u8, src: *const u8, len: us
 /// # Safety
 /// `copy_raw`'s contract.
 #[inline(always)]
-unsafe fn copy_via_table(p: &Plan, dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
+unsafe fn copy_via_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
     // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
     // the bootstrap plan's, which detects first).
     unsafe {
@@ -211,7 +217,15 @@ impl Plan {
         }
         // SAFETY: two live slices of equal length; `&mut` cannot overlap `&`; the plan's kernels
         // run on this CPU (a plan is built only from what it runs).
-        unsafe { copy_in(Via::Plan(self), dst.as_mut_ptr(), src.as_ptr(), src.len(), mode) }
+        unsafe {
+            copy_in(
+                Via::Plan(self),
+                dst.as_mut_ptr(),
+                src.as_ptr(),
+                src.len(),
+                mode,
+            )
+        }
     }
 
     /// [`fill`] on this plan instead of the published one.
@@ -401,7 +415,13 @@ pub unsafe fn memset_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut
 /// # Safety
 /// `fill_raw`'s contract.
 #[inline(always)]
-pub(crate) unsafe fn fill_in(via: Via<'_>, dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
+pub(crate) unsafe fn fill_in(
+    via: Via<'_>,
+    dst: *mut u8,
+    byte: u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
     if len <= kernel::small::MAX {
         // SAFETY: forwarded contract. Every mode stores this few bytes with ordinary stores
         // (streaming starts at `STREAM_MIN`), so inline stores are that mode; FlushCache then
@@ -441,7 +461,13 @@ unsafe fn fill_via_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mod
 /// `fill_raw`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn fill_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mode) -> *mut u8 {
+unsafe extern "C" fn fill_table(
+    p: &Plan,
+    dst: *mut u8,
+    byte: u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
     let p = detected(p);
     let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
     // SAFETY: forwarded contract; the plan's kernels run on this CPU.

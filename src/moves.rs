@@ -39,13 +39,7 @@ use crate::mode::{Mode, Store};
 /// # Safety
 /// [`move_raw`]'s contract, and `k` runs on this CPU (and `Store::Flush`'s op).
 #[inline(always)]
-pub(crate) unsafe fn move_on(
-    k: &Kernels,
-    dst: *mut u8,
-    src: *const u8,
-    len: usize,
-    store: Store,
-) {
+pub(crate) unsafe fn move_on(k: &Kernels, dst: *mut u8, src: *const u8, len: usize, store: Store) {
     // SAFETY: forwarded contract.
     unsafe {
         match store {
@@ -180,7 +174,13 @@ impl Plan {
     /// As [`copy_within`].
     #[inline]
     #[track_caller]
-    pub fn copy_within(&self, buf: &mut [u8], src: impl RangeBounds<usize>, dest: usize, mode: Mode) {
+    pub fn copy_within(
+        &self,
+        buf: &mut [u8],
+        src: impl RangeBounds<usize>,
+        dest: usize,
+        mode: Mode,
+    ) {
         let (start, count) = checked_range("Plan::copy_within", src, dest, buf.len());
         let p = buf.as_mut_ptr();
         // SAFETY: as `copy_within`; the plan's kernels run on this CPU.
@@ -309,7 +309,13 @@ pub(crate) unsafe fn move_in(
 /// # Safety
 /// [`move_raw`]'s contract.
 #[inline(always)]
-unsafe fn move_via_table(p: &Plan, dst: *mut u8, src: *const u8, len: usize, mode: Mode) -> *mut u8 {
+unsafe fn move_via_table(
+    p: &Plan,
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    mode: Mode,
+) -> *mut u8 {
     // SAFETY: forwarded contract; the plan's temporal entry runs on this CPU (before detection
     // the bootstrap plan's, which detects first).
     unsafe {

@@ -32,12 +32,14 @@
 #[cfg(all(feature = "std", unix))]
 #[path = "calibrate/mod.rs"]
 pub mod calibrate;
-#[cfg(all(feature = "std", unix))]
-pub use calibrate::calibrate;
 pub use crate::cpu::{Caches, Cpu, Features, FlushOp};
 pub use crate::dispatch::cpu;
 pub use crate::dispatch::engine::{Backend, Edges, Engine};
+#[cfg(feature = "alloc")]
+pub use crate::dispatch::plan::update;
 pub use crate::dispatch::plan::{publish, Plan};
 pub use crate::dispatch::rules::default_nt_threshold;
 pub use crate::dispatch::supported::Unsupported;
-pub use crate::dispatch::tune::{Small, Tuning};
+pub use crate::dispatch::tune::{BadField, Small, Tuning};
+#[cfg(all(feature = "std", unix))]
+pub use calibrate::calibrate;

@@ -11,9 +11,9 @@ mod common;
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64 {
-    use cachecopy::{
-        copy_with, copy_with_flush, cpu, fill_with, fill_with_flush, Backend, FlushOp, Mode,
-    };
+    use cachecopy::raw::{copy_with, copy_with_flush, fill_with, fill_with_flush};
+    use cachecopy::tune::{cpu, Backend, FlushOp};
+    use cachecopy::Mode;
 
     use crate::common::engine_in_force;
 
@@ -151,12 +151,15 @@ mod aarch64 {
         assert_eq!(Backend::supported(), &[Backend::Generic, Backend::Neon]);
         assert_eq!(Backend::from_name("neon"), Some(Backend::Neon));
         // NEON by the rule, unless the environment forces another engine.
-        assert_eq!(cachecopy::engine(), engine_in_force());
-        if std::env::var_os("CACHECOPY_BACKEND").is_none()
-            && std::env::var_os("CACHECOPY_ENGINE").is_none()
-            && std::env::var_os("CACHECOPY_TUNE").is_none()
-        {
-            assert_eq!(Backend::active(), Backend::Neon);
+        assert_eq!(
+            cachecopy::tune::Plan::current().tuning().engine,
+            engine_in_force()
+        );
+        if std::env::var_os("CACHECOPY_TUNE").is_none() {
+            assert_eq!(
+                cachecopy::tune::Plan::current().tuning().engine.stream,
+                Backend::Neon
+            );
         }
         for b in [Backend::Sse2, Backend::Avx2, Backend::Avx512] {
             let mut d = [0u8; 4];
@@ -336,26 +339,27 @@ mod aarch64 {
 #[cfg(not(target_arch = "aarch64"))]
 #[test]
 fn neon_is_never_offered_off_aarch64() {
-    assert!(!cachecopy::Backend::supported().contains(&cachecopy::Backend::Neon));
+    assert!(!cachecopy::tune::Backend::supported().contains(&cachecopy::tune::Backend::Neon));
     let mut d = [0u8; 64];
-    assert!(cachecopy::copy_with(
-        cachecopy::Backend::Neon,
+    assert!(cachecopy::raw::copy_with(
+        cachecopy::tune::Backend::Neon,
         &mut d,
         &[1; 64],
         cachecopy::Mode::Temporal
     )
     .is_err());
-    assert!(cachecopy::fill_with(
-        cachecopy::Backend::Neon,
+    assert!(cachecopy::raw::fill_with(
+        cachecopy::tune::Backend::Neon,
         &mut d,
         1,
         cachecopy::Mode::Temporal
     )
     .is_err());
     assert_eq!(d, [0; 64], "a refused backend wrote");
-    let c = cachecopy::cpu();
+    let c = cachecopy::tune::cpu();
     assert!(!c.features.neon && !c.features.dpb);
-    assert!(!c
-        .flush_ops()
-        .any(|op| matches!(op, cachecopy::FlushOp::DcCvap | cachecopy::FlushOp::DcCvac)));
+    assert!(!c.flush_ops().any(|op| matches!(
+        op,
+        cachecopy::tune::FlushOp::DcCvap | cachecopy::tune::FlushOp::DcCvac
+    )));
 }

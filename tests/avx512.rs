@@ -7,15 +7,18 @@
 //!   a marker `.ci/run` looks for, so a green Bochs run that never ran AVX-512 code cannot pass.
 
 mod common;
-use cachecopy::{Backend, Engine};
+use cachecopy::tune::{Backend, Engine};
 use common::*;
 
 #[test]
 fn avx512_backend_tables_native() {
-    let cpu_has_it = cachecopy::cpu().features.avx512bw;
+    let cpu_has_it = cachecopy::tune::cpu().features.avx512bw;
     if !cpu_has_it || cfg!(cachecopy_integer_only) {
         // No AVX-512 here, or a word-only build that compiles no vector backend.
-        assert_ne!(Backend::active(), Backend::Avx512);
+        assert_ne!(
+            cachecopy::tune::Plan::current().tuning().engine.stream,
+            Backend::Avx512
+        );
         assert!(!Backend::supported().contains(&Backend::Avx512));
         println!("cachecopy: no AVX-512 backend in this run; the Bochs run covers it");
         return;
@@ -31,12 +34,16 @@ fn avx512_backend_tables() {
     assert!(
         Backend::supported().contains(&Backend::Avx512),
         "AVX-512 backend not supported here: {:?}",
-        cachecopy::cpu().features
+        cachecopy::tune::cpu().features
     );
     // Dispatch runs what the rule decides for the emulated CPU, whichever backend that is, or
     // what the environment forces over it.
-    let (_, why) = Engine::rule(&cachecopy::cpu());
-    assert_eq!(cachecopy::engine(), engine_in_force(), "rule: {why}");
+    let (_, why) = Engine::rule(&cachecopy::tune::cpu());
+    assert_eq!(
+        cachecopy::tune::Plan::current().tuning().engine,
+        engine_in_force(),
+        "rule: {why}"
+    );
     avx512_tables();
     println!("cachecopy: AVX512 BACKEND EXERCISED");
 }
@@ -50,13 +57,16 @@ fn avx512_tables() {
     table_large(b);
     table_fill(b);
     table_guard_pages(b);
-    // Temporal fills through `rep stosb`, behind the AVX-512 64-byte alignment head.
-    cachecopy::set_fill_rep_threshold(0);
+    // Temporal fills through `rep stosb`, behind the AVX-512 64-byte alignment head: a plan of
+    // this backend with the string store from 0 bytes.
+    let mut t = *cachecopy::tune::Plan::rule().tuning();
+    (t.engine, t.fill_rep) = (Engine::from(b), 0);
+    let strings = cachecopy::tune::Plan::new(t).unwrap();
     let mut dst = Vec::new();
     for d_o in 0..64 {
         for len in (120..=300).chain([4095, 65537]) {
             check_fill(
-                b,
+                strings,
                 cachecopy::Mode::Temporal,
                 d_o,
                 len,
@@ -65,11 +75,11 @@ fn avx512_tables() {
             );
         }
     }
-    table_fill_guard_pages(b, &[129, 200, 4097]);
+    table_fill_guard_pages(strings, &[129, 200, 4097]);
     // The overlapping-edge engine (Intel's default, `Engine::rule`) has classes of its own up to
     // 128 bytes (the 32-byte half's: no masked store); every length to 1 KiB, guard pages on
     // both sides, and fills at every length to 300 at a few offsets (reduced for Bochs).
-    let overlap = Engine::new(b, b, cachecopy::Edges::Overlap);
+    let overlap = Engine::new(b, b, cachecopy::tune::Edges::Overlap);
     table_all_lengths(overlap);
     table_guard_pages(overlap);
     for d_o in [0, 5, 33, 63] {
@@ -90,7 +100,7 @@ fn avx512_tables() {
     // and the streamed body (reduced: Bochs emulates every instruction).
     for e in [
         Engine::from(b),
-        Engine::new(b, b, cachecopy::Edges::Overlap),
+        Engine::new(b, b, cachecopy::tune::Edges::Overlap),
     ] {
         common::moves::table(
             e,

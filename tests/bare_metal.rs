@@ -7,7 +7,9 @@
 
 mod common;
 
-use cachecopy::{copy_with, fill_with, Backend, Mode};
+use cachecopy::raw::{copy_with, fill_with};
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 use common::*;
 
 /// Vector builds hand out the vector backends the CPU runs; integer-only builds none of them.
@@ -16,7 +18,10 @@ fn backends_follow_the_build() {
     let s = Backend::supported();
     if cfg!(cachecopy_integer_only) {
         assert_eq!(s, &[Backend::Generic]);
-        assert_eq!(Backend::active(), Backend::Generic);
+        assert_eq!(
+            cachecopy::tune::Plan::current().tuning().engine.stream,
+            Backend::Generic
+        );
     } else if cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
         assert!(s.contains(&Backend::Sse2), "{s:?}");
     } else if cfg!(all(target_arch = "aarch64", target_feature = "neon")) {
@@ -85,10 +90,10 @@ fn inline_fills_stay_inside_guard_pages() {
 /// in force (the zoo's tests check it for every recorded CPU).
 #[test]
 fn word_builds_use_the_string_store_from_1_kib() {
-    if !cfg!(cachecopy_integer_only) || tuned("fill_rep", "CACHECOPY_FILL_REP_THRESHOLD") {
+    if !cfg!(cachecopy_integer_only) || tuned("fill_rep") {
         return;
     }
-    let rule = cachecopy::Tuning::rule(&cachecopy::cpu()).fill_rep;
+    let rule = cachecopy::tune::Tuning::rule(&cachecopy::tune::cpu()).fill_rep;
     assert!(rule == 1024 || rule == usize::MAX, "{rule}");
-    assert_eq!(cachecopy::fill_rep_threshold(), rule);
+    assert_eq!(cachecopy::tune::Plan::current().tuning().fill_rep, rule);
 }

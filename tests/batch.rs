@@ -58,11 +58,11 @@ fn unfenced_raw_forms_then_fence() {
             let dst = g.at_end(len);
             // SAFETY: `src` and `dst` are live, disjoint and `len` long; the fence follows
             // before `dst` is read.
-            unsafe { cachecopy::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), len, mode) };
+            unsafe { cachecopy::raw::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), len, mode) };
             cachecopy::fence();
             assert_eq!(dst, &src[..], "{mode:?} copy len {len}");
             // SAFETY: as above.
-            unsafe { cachecopy::fill_raw_unfenced(dst.as_mut_ptr(), 0xa7, len, mode) };
+            unsafe { cachecopy::raw::fill_raw_unfenced(dst.as_mut_ptr(), 0xa7, len, mode) };
             cachecopy::fence();
             assert!(all_bytes(dst, 0xa7), "{mode:?} fill len {len}");
         }
@@ -77,12 +77,12 @@ fn unfenced_raw_forms_then_fence() {
 #[test]
 fn frames_with_a_header_at_offset_42_on_every_engine() {
     use cachecopy::iter::{IoVec, Source};
-    use cachecopy::Engine;
+    use cachecopy::tune::Engine;
     const SLOT: usize = 1536;
     let (hdr, payload) = (pattern(42, 3), pattern(1472, 4));
     let frames = if miri() { 3 } else { 130 };
     let engines: Vec<Engine> = if miri() {
-        vec![cachecopy::engine()]
+        vec![cachecopy::tune::Plan::current().tuning().engine]
     } else {
         Engine::supported().to_vec()
     };
@@ -94,7 +94,7 @@ fn frames_with_a_header_at_offset_42_on_every_engine() {
                 let ring = ring.at_start(frames * SLOT);
                 ring.fill(CANARY);
                 for group in ring.chunks_mut(64 * SLOT) {
-                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
+                    cachecopy::raw::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
                             if gather {
                                 let segs = [IoVec::new(&hdr[..h]), IoVec::new(&payload)];

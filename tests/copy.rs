@@ -2,7 +2,9 @@
 
 #[macro_use]
 mod common;
-use cachecopy::{copy, copy_with, copy_with_flush, fill, Backend, Edges, Engine, FlushOp, Mode};
+use cachecopy::raw::{copy_with, copy_with_flush};
+use cachecopy::tune::{Backend, Edges, Engine, FlushOp};
+use cachecopy::{copy, fill, Mode};
 use common::*;
 
 /// One test a table of the rig, each run on every engine this CPU offers. A macro, not a
@@ -33,12 +35,19 @@ fn dispatch_picks_the_best_supported() {
     assert_eq!(s[0], Backend::Generic);
     // Not the widest backend: the engine the CPU's rule picks (docs/engine.md), or the one the
     // environment forces over it (CI runs this suite once per engine the CPU runs).
-    let (_, why) = Engine::rule(&cachecopy::cpu());
+    let (_, why) = Engine::rule(&cachecopy::tune::cpu());
     let want = engine_in_force();
-    assert_eq!(cachecopy::engine(), want, "rule: {why}");
-    assert_eq!(Backend::active(), want.stream);
-    assert!(s.contains(&cachecopy::engine().temporal));
-    assert!(s.contains(&cachecopy::engine().stream));
+    assert_eq!(
+        cachecopy::tune::Plan::current().tuning().engine,
+        want,
+        "rule: {why}"
+    );
+    assert_eq!(
+        cachecopy::tune::Plan::current().tuning().engine.stream,
+        want.stream
+    );
+    assert!(s.contains(&cachecopy::tune::Plan::current().tuning().engine.temporal));
+    assert!(s.contains(&cachecopy::tune::Plan::current().tuning().engine.stream));
     // The vector backends the CPU runs, as std_detect finds them, in a build that has them.
     #[cfg(all(target_arch = "x86_64", not(miri), not(cachecopy_integer_only)))]
     {
@@ -108,9 +117,11 @@ fn unsupported_engine_is_an_error_and_writes_nothing() {
         Engine::new(missing, Backend::Generic, Edges::Overlap),
         Engine::new(Backend::Generic, missing, Edges::Overlap),
     ] {
-        assert!(cachecopy::copy_with_engine(e, &mut dst, &[1u8; 4096], Mode::NonTemporal).is_err());
-        assert!(cachecopy::fill_with_engine(e, &mut dst, 1, Mode::Temporal).is_err());
-        assert!(cachecopy::batch_with(e, Mode::NonTemporal, |_| ()).is_err());
+        assert!(
+            cachecopy::raw::copy_with_engine(e, &mut dst, &[1u8; 4096], Mode::NonTemporal).is_err()
+        );
+        assert!(cachecopy::raw::fill_with_engine(e, &mut dst, 1, Mode::Temporal).is_err());
+        assert!(cachecopy::raw::batch_with(e, Mode::NonTemporal, |_| ()).is_err());
     }
     assert!(all_bytes(&dst, 9));
 }
@@ -132,7 +143,7 @@ fn unsupported_backend_is_an_error_and_writes_nothing() {
         let err = copy_with(b, &mut dst, &[1; 100], Mode::Temporal).unwrap_err();
         assert!(err.to_string().contains(b.name()), "{err}");
         assert_eq!(dst, [0; 100]);
-        assert!(cachecopy::fill_with(b, &mut dst, 9, Mode::Temporal).is_err());
+        assert!(cachecopy::raw::fill_with(b, &mut dst, 9, Mode::Temporal).is_err());
         assert_eq!(dst, [0; 100]);
     }
 }
@@ -156,7 +167,7 @@ fn backend_names_round_trip() {
 /// the ones it lacks are refused.
 #[test]
 fn flush_cache_through_each_instruction() {
-    let cpu = cachecopy::cpu();
+    let cpu = cachecopy::tune::cpu();
     let ops: Vec<FlushOp> = cpu.flush_ops().collect();
     assert_eq!(
         ops[0], cpu.flush,
@@ -184,7 +195,7 @@ fn flush_cache_through_each_instruction() {
                     let mut dst = vec![0u8; len + off];
                     copy_with_flush(b, op, &mut dst[off..], &src[..len]).unwrap();
                     assert_eq!(&dst[off..], &src[..len], "{b:?} {op:?} {len} {off}");
-                    cachecopy::fill_with_flush(b, op, &mut dst[off..], 0x77).unwrap();
+                    cachecopy::raw::fill_with_flush(b, op, &mut dst[off..], 0x77).unwrap();
                     assert!(all_bytes(&dst[off..], 0x77));
                 }
             }
@@ -206,9 +217,9 @@ fn flush_cache_through_each_instruction() {
 }
 
 #[test]
-fn thresholds_are_sane_and_settable() {
-    let t = cachecopy::nt_threshold();
-    let c = cachecopy::cpu().caches;
+fn thresholds_are_sane_and_publishable() {
+    let t = cachecopy::tune::Plan::current().tuning().nt;
+    let c = cachecopy::tune::cpu().caches;
     assert!(t >= 1 << 20, "{t}");
     if let Some(l3) = c.l3 {
         assert!(
@@ -218,14 +229,15 @@ fn thresholds_are_sane_and_settable() {
     }
     // Auto stays exact on both sides of any threshold.
     let src = pattern(10_000, 4);
+    let before = cachecopy::tune::Plan::current();
     for th in [0, 1, 5000, usize::MAX] {
-        cachecopy::set_nt_threshold(th);
+        cachecopy::tune::update(|t| t.nt = th).unwrap();
         let mut dst = vec![0u8; 10_000];
         copy(&mut dst, &src, Mode::Auto);
         assert_eq!(dst, src);
-        assert_eq!(cachecopy::nt_threshold(), th);
+        assert_eq!(cachecopy::tune::Plan::current().tuning().nt, th);
     }
-    cachecopy::set_nt_threshold(t);
+    cachecopy::tune::publish(before);
 }
 
 #[test]
@@ -322,7 +334,7 @@ fn c_shaped_calls_return_their_destination() {
                 let mut buf = want.clone();
                 let p = buf.as_mut_ptr();
                 // SAFETY: both ranges inside `buf` (`len + 64` bytes); overlap is allowed.
-                let r = unsafe { cachecopy::memmove_raw(p.add(shift), p, len, mode) };
+                let r = unsafe { cachecopy::raw::memmove_raw(p.add(shift), p, len, mode) };
                 assert_eq!(r, p.wrapping_add(shift), "{mode:?} len {len} shift {shift}");
                 let mut exp = want.clone();
                 exp.copy_within(0..len, shift);
@@ -331,7 +343,7 @@ fn c_shaped_calls_return_their_destination() {
             let mut buf = vec![CANARY; len + 2];
             let p = buf.as_mut_ptr();
             // SAFETY: `p + 1` is valid for `len` bytes.
-            let r = unsafe { cachecopy::memset_raw(p.add(1), 0x3c, len, mode) };
+            let r = unsafe { cachecopy::raw::memset_raw(p.add(1), 0x3c, len, mode) };
             assert_eq!(r, p.wrapping_add(1), "{mode:?} len {len}");
             assert!(
                 all_bytes(&buf[1..=len], 0x3c),

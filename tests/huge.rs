@@ -11,7 +11,8 @@
 //!   address that is a multiple of 2^32, as destination, as source and as both; only the pages
 //!   touched cost memory (a few MiB).
 
-use cachecopy::{Backend, Mode};
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 
 mod common;
 use common::{all_bytes, miri, pattern, CANARY};
@@ -188,7 +189,7 @@ fn every_backend_across_the_4gib_boundary() {
                     let dst = map.range(at - 64, len + 128);
                     dst.fill(CANARY);
                     let byte = (len + m) as u8 | 1;
-                    cachecopy::fill_with(backend, &mut dst[64..64 + len], byte, mode).unwrap();
+                    cachecopy::raw::fill_with(backend, &mut dst[64..64 + len], byte, mode).unwrap();
                     assert!(
                         all_bytes(&dst[64..64 + len], byte),
                         "{backend} {mode} fill {len} across {p:#x}"
@@ -210,7 +211,7 @@ fn every_backend_across_the_4gib_boundary() {
 fn check(backend: Backend, mode: Mode, room: &mut [u8], src: &[u8]) {
     let len = src.len();
     room.fill(CANARY);
-    cachecopy::copy_with(backend, &mut room[64..64 + len], src, mode).unwrap();
+    cachecopy::raw::copy_with(backend, &mut room[64..64 + len], src, mode).unwrap();
     assert!(
         room[64..64 + len] == *src,
         "{backend} {mode} copy {len}: bytes differ"

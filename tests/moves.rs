@@ -105,7 +105,7 @@ fn large_moves() {
     if miri() {
         return; // the sweep above runs every shape at 1100 bytes under Miri
     }
-    let auto = cachecopy::nt_threshold().min(64 << 20) + 4096 + 17;
+    let auto = cachecopy::tune::Plan::current().tuning().nt.min(64 << 20) + 4096 + 17;
     let dists = [1isize, 63, 64, 4096, 4097, 1 << 16, 3 << 20];
     let big = auto + (3 << 20);
     let data = noise(big, 2);
@@ -120,7 +120,7 @@ fn large_moves() {
             }
         }
     }
-    let active = cachecopy::engine();
+    let active = cachecopy::tune::Plan::current().tuning().engine;
     for mode in [Mode::Auto, Mode::NonTemporal, Mode::Temporal] {
         for &d in &dists {
             check(&mut g, &data, active, mode, auto, d);
@@ -279,6 +279,6 @@ fn move_case(n: u16, a: u16, b: u16, dest: u16, m: u8, e: u8) -> bool {
     let mut want = data.clone();
     want.copy_within(start..end, dest);
     let mut got = data;
-    cachecopy::copy_within_with_engine(engine, &mut got, start..end, dest, mode).unwrap();
+    cachecopy::raw::copy_within_with_engine(engine, &mut got, start..end, dest, mode).unwrap();
     got == want
 }

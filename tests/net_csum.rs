@@ -5,7 +5,8 @@ use cachecopy::net::{
     csum_add, csum_and_copy, csum_and_copy_with, csum_block_add, csum_fold, csum_partial,
     csum_partial_with, csum_tcpudp_magic, csum_tcpudp_nofold,
 };
-use cachecopy::{Backend, Mode};
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 
 #[path = "../src/testutil.rs"]
 #[allow(dead_code)]

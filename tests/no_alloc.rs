@@ -1,6 +1,6 @@
 //! Allocator-grade guarantee: no data-path call allocates, on its first call or later ones,
-//! whatever the `CACHECOPY_*` environment says (set, unset, unparsable), however many threads
-//! race detection.
+//! whatever `CACHECOPY_TUNE` says (unset, valid fields, unparsable ones, a calibration at first
+//! use), however many threads race detection.
 //!
 //! This binary's `#[global_allocator]` aborts with a message on any allocation while a no-alloc
 //! window is open, and on any re-entry while it is itself inside a cachecopy call (its
@@ -29,7 +29,8 @@ use cachecopy::net::{
     csum_and_copy, csum_and_copy_from_iter, csum_and_copy_to_iter, csum_and_copy_with,
     csum_block_add, csum_fold, csum_frame_from_iter, csum_partial,
 };
-use cachecopy::{Backend, FlushOp, Mode};
+use cachecopy::tune::{Backend, FlushOp};
+use cachecopy::Mode;
 
 mod common;
 
@@ -166,13 +167,8 @@ unsafe impl GlobalAlloc for Strict {
 
 // ---------------------------------------------------------------- the parent
 
-const VARS: [&str; 5] = [
-    "CACHECOPY_NT_THRESHOLD",
-    "CACHECOPY_FILL_NT_THRESHOLD",
-    "CACHECOPY_FILL_REP_THRESHOLD",
-    "CACHECOPY_REP_MOVSB_THRESHOLD",
-    "CACHECOPY_BACKEND",
-];
+/// The size fields of `CACHECOPY_TUNE` the environments set, one at a time and all at once.
+const SIZE_FIELDS: [&str; 4] = ["nt", "fill_nt", "fill_rep", "rep_movsb"];
 
 const OPS: [&str; 8] = [
     "copy",
@@ -206,9 +202,10 @@ fn main() {
 type Env = Vec<(&'static str, Vec<u8>)>;
 
 fn environments() -> Vec<Env> {
-    let one = |k: &'static str, v: &[u8]| vec![(k, v.to_vec())];
+    let tune = |line: &[u8]| vec![("CACHECOPY_TUNE", line.to_vec())];
+    let field = |k: &str, v: &[u8]| tune(&[k.as_bytes(), b"=", v].concat());
     let mut envs: Vec<Env> = vec![Vec::new()];
-    for var in &VARS[..4] {
+    for f in SIZE_FIELDS {
         for v in [
             &b"0"[..],
             b"4096",
@@ -220,7 +217,7 @@ fn environments() -> Vec<Env> {
             b"",
             b"\xff\xfe",
         ] {
-            envs.push(one(var, v));
+            envs.push(field(f, v));
         }
     }
     let mut backends: Vec<Vec<u8>> = ["nope", "", "\u{e9}", "AVX2", "generic"]
@@ -232,73 +229,86 @@ fn environments() -> Vec<Env> {
         backends.push(b.name().as_bytes().to_vec());
     }
     for v in backends {
-        envs.push(one("CACHECOPY_BACKEND", &v));
+        envs.push(field("body", &v));
     }
     // A calibration at detection (timed copies on mmap'd buffers, inside the first call).
-    envs.push(one("CACHECOPY_NT_THRESHOLD", b"calibrate"));
-    // A CACHECOPY_TUNE line, parsed in place at detection; its one bad field is the warning.
-    envs.push(one(
-        "CACHECOPY_TUNE",
+    envs.push(tune(b"calibrate"));
+    // Lines parsed in place at detection; the one bad field is the warning.
+    envs.push(tune(
         b"nt=16M,fill_nt=16M,bad=1,rep_movsb=never,fill_rep=2K",
     ));
-    // The engine's fields: in the line (with one bad field), and in `CACHECOPY_ENGINE`, valid
-    // and not (composed tables are chosen at detection, inside the first call).
-    envs.push(one(
-        "CACHECOPY_TUNE",
-        b"nt=4M,temporal=generic,stream=sse9,edges=overlap",
-    ));
-    envs.push(one("CACHECOPY_ENGINE", b"temporal=generic,edges=masked"));
-    envs.push(one("CACHECOPY_ENGINE", b"body=nope,,edges"));
-    // Every variable bad at once (one warning, whichever comes first), and every one valid.
-    envs.push(VARS.iter().map(|&k| (k, b"x".to_vec())).collect());
-    envs.push(vec![
-        (VARS[0], b"1".to_vec()),
-        (VARS[1], b"2".to_vec()),
-        (VARS[2], b"3".to_vec()),
-        (VARS[3], b"5".to_vec()),
-        (VARS[4], Backend::Generic.name().as_bytes().to_vec()),
-    ]);
+    // The engine's fields (composed tables are chosen at detection, inside the first call),
+    // valid and not.
+    envs.push(tune(b"nt=4M,temporal=generic,stream=sse9,edges=overlap"));
+    envs.push(tune(b"temporal=generic,edges=masked"));
+    envs.push(tune(b"body=nope,,edges"));
+    // Every field bad at once (one warning: the first), and every one valid.
+    envs.push(tune(b"nt=x,fill_nt=x,fill_rep=x,rep_movsb=x,body=x"));
+    envs.push(tune(b"nt=1,fill_nt=2,fill_rep=3,rep_movsb=5,body=generic"));
     envs
 }
 
-/// Whether `env` holds a value cachecopy must refuse (and say so on stderr).
+/// A size as the line reads it: digits with an optional `K`, `M` or `G`, or `never` (a model
+/// written from the documentation, not the library's parser).
+fn size(v: &str) -> Option<usize> {
+    if v.eq_ignore_ascii_case("never") {
+        return Some(usize::MAX);
+    }
+    let (digits, shift) = match v.chars().last()?.to_ascii_uppercase() {
+        'K' => (&v[..v.len() - 1], 10),
+        'M' => (&v[..v.len() - 1], 20),
+        'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<usize>().ok()?.checked_mul(1 << shift)
+}
+
+/// The fields of the `CACHECOPY_TUNE` line of `env`, trimmed, empty ones left out: `Err` for a
+/// line that is not UTF-8.
+fn fields(env: &Env) -> Result<Vec<(String, Option<String>)>, ()> {
+    let Some((_, line)) = env.iter().find(|(k, _)| *k == "CACHECOPY_TUNE") else {
+        return Ok(Vec::new());
+    };
+    let line = std::str::from_utf8(line).map_err(|_| ())?;
+    Ok(line
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| match f.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (f.to_string(), None),
+        })
+        .collect())
+}
+
+/// Whether `env` holds a field cachecopy must refuse (and say so on stderr).
 fn has_bad_value(env: &Env) -> bool {
-    env.iter().any(|(k, v)| {
-        let text = std::str::from_utf8(v).map(str::trim);
-        if *k == "CACHECOPY_ENGINE" {
-            // Every field a backend this CPU runs or an edge store, or not.
-            return !text.is_ok_and(|t| {
-                t.split(',').filter(|f| !f.trim().is_empty()).all(|f| {
-                    f.split_once('=').is_some_and(|(k, v)| match k.trim() {
-                        "edges" => ["masked", "overlap"].contains(&v.trim()),
-                        "temporal" | "stream" | "body" => Backend::supported()
-                            .iter()
-                            .any(|b| b.name().eq_ignore_ascii_case(v.trim())),
-                        _ => false,
-                    })
-                })
-            });
-        }
-        if *k == "CACHECOPY_BACKEND" {
-            !text.is_ok_and(|t| {
-                Backend::supported()
-                    .iter()
-                    .any(|b| b.name().eq_ignore_ascii_case(t))
-            })
-        } else if *k == "CACHECOPY_NT_THRESHOLD" && text == Ok("calibrate") {
-            false
-        } else {
-            !text.is_ok_and(|t| t.parse::<usize>().is_ok())
-        }
-    })
+    let Ok(fields) = fields(env) else {
+        return true;
+    };
+    let runs = |v: &str| {
+        Backend::supported()
+            .iter()
+            .any(|b| b.name().eq_ignore_ascii_case(v))
+    };
+    fields
+        .iter()
+        .any(|(k, v)| match (k.as_str(), v.as_deref()) {
+            ("calibrate", None) => false,
+            ("nt" | "fill_nt" | "fill_rep" | "rep_movsb", Some(v)) => size(v).is_none(),
+            ("temporal" | "stream" | "body", Some(v)) => !runs(v),
+            ("edges", Some(v)) => !["masked", "overlap"].contains(&v),
+            _ => true,
+        })
 }
 
 fn run_child(scenario: &str, env: &Env) -> (bool, String) {
     let mut cmd = common::run_target_binary(std::env::current_exe().unwrap());
     cmd.args(["--child", scenario]);
-    for k in VARS {
-        cmd.env_remove(k);
-    }
+    cmd.env_remove("CACHECOPY_TUNE");
     cmd.env_remove("NO_ALLOC_ROUTE");
     for (k, v) in env {
         cmd.env(k, OsStr::from_bytes(v));
@@ -320,12 +330,11 @@ fn parent() {
     let mut scenarios = vec!["allocator".to_string(), "race:mixed".to_string()];
     scenarios.extend(OPS.iter().map(|op| format!("race:{op}")));
     // With `CACHECOPY_TUNE` set by the caller (`.ci/run` runs this suite once per engine the CPU
-    // runs, forced so), every scenario runs in that environment alone: the variables' own
-    // variants test how detection reads them, which the run without it covers.
-    let envs = if std::env::var_os("CACHECOPY_TUNE").is_some() {
-        vec![Vec::new()]
-    } else {
-        environments()
+    // runs, forced so), every scenario runs in that environment alone: the lines' own variants
+    // test how detection reads them, which the run without it covers.
+    let envs = match std::env::var_os("CACHECOPY_TUNE") {
+        Some(line) => vec![vec![("CACHECOPY_TUNE", line.as_bytes().to_vec())]],
+        None => environments(),
     };
     let mut runs = 0;
     for env in &envs {
@@ -406,35 +415,36 @@ fn child(scenario: &str) {
 
 /// The thresholds and backend the environment asked for (when valid) are the ones in force.
 fn check_environment_applied() {
-    let get = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-    };
-    if let Some(n) = get(VARS[0]) {
-        assert_eq!(cachecopy::nt_threshold(), n);
+    let env: Env = std::env::var_os("CACHECOPY_TUNE")
+        .map(|v| vec![("CACHECOPY_TUNE", v.as_bytes().to_vec())])
+        .unwrap_or_default();
+    let t = *cachecopy::tune::Plan::current().tuning();
+    let calibrated = fields(&env).is_ok_and(|f| f.iter().any(|(k, _)| k == "calibrate"));
+    for (k, v) in fields(&env).unwrap_or_default() {
+        let Some(n) = v.as_deref().and_then(size) else {
+            continue;
+        };
+        let got = match k.as_str() {
+            "nt" | "fill_nt" if calibrated => continue,
+            "nt" => t.nt,
+            "fill_nt" => t.fill_nt,
+            "fill_rep" => t.fill_rep,
+            "rep_movsb" => t.rep_movsb,
+            _ => continue,
+        };
+        assert_eq!(got, n, "{k}");
     }
-    if let Some(n) = get(VARS[1]).or(get(VARS[0])) {
-        assert_eq!(cachecopy::fill_nt_threshold(), n);
-    }
-    if let Some(n) = get(VARS[2]) {
-        assert_eq!(cachecopy::fill_rep_threshold(), n);
-    }
-    if let Some(n) = get(VARS[3]) {
-        assert_eq!(cachecopy::rep_movsb_threshold(), n);
-    }
-    // The engine: the rule's, or what the variables force over it (a name this CPU cannot run
-    // is ignored, and the rule's choice is not the widest backend on every CPU: Zen 4 with
-    // AVX-512 runs AVX2, docs/engine.md). A calibration asked for by
-    // `CACHECOPY_NT_THRESHOLD=calibrate` takes another engine where its check measured one
-    // faster (docs/engine.md): then the engine in force is the record's, one this CPU runs.
-    let calibrated = std::env::var("CACHECOPY_NT_THRESHOLD")
-        .is_ok_and(|v| v.trim().eq_ignore_ascii_case("calibrate"));
+    // The engine: the rule's, or what the line forces over it (a name this CPU cannot run is
+    // ignored, and the rule's choice is not the widest backend on every CPU: Zen 4 with
+    // AVX-512 runs AVX2). A calibration at first use takes another engine where its check
+    // measured one faster: then the engine in force is one this CPU runs.
     if calibrated {
-        assert_eq!(cachecopy::engine(), cachecopy::tuning().engine);
-        assert!(cachecopy::Engine::supported().contains(&cachecopy::engine()));
+        assert!(cachecopy::tune::Engine::supported().contains(&t.engine));
     } else {
-        assert_eq!(cachecopy::engine(), common::engine_in_force());
+        assert_eq!(
+            cachecopy::tune::Plan::current().tuning().engine,
+            common::engine_in_force()
+        );
     }
 }
 
@@ -492,7 +502,7 @@ fn race(first: &str, mutant: Mutant) {
         first == "mixed" || OPS.contains(&first),
         "unknown op {first}"
     );
-    let flush_ops: Vec<FlushOp> = cachecopy::cpu().flush_ops().collect();
+    let flush_ops: Vec<FlushOp> = cachecopy::tune::cpu().flush_ops().collect();
     lock::install_handler();
     let (tx, rx) = std::sync::mpsc::channel::<Shared>();
     for t in 0..THREADS {
@@ -622,11 +632,11 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
             }
             ("copy", _) if mode == Mode::FlushCache => {
                 let op = flush_ops[t % flush_ops.len()];
-                cachecopy::copy_with_flush(backend, op, dst, src).unwrap();
+                cachecopy::raw::copy_with_flush(backend, op, dst, src).unwrap();
                 *got = (len, 0);
             }
             ("copy", _) => {
-                cachecopy::copy_with(backend, dst, src, mode).unwrap();
+                cachecopy::raw::copy_with(backend, dst, src, mode).unwrap();
                 *got = (len, 0);
             }
             ("fill", 0) => {
@@ -636,11 +646,11 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
             }
             ("fill", _) if mode == Mode::FlushCache => {
                 let op = flush_ops[t % flush_ops.len()];
-                cachecopy::fill_with_flush(backend, op, dst, src[0]).unwrap();
+                cachecopy::raw::fill_with_flush(backend, op, dst, src[0]).unwrap();
                 *got = (len, 0);
             }
             ("fill", _) => {
-                cachecopy::fill_with(backend, dst, src[0], mode).unwrap();
+                cachecopy::raw::fill_with(backend, dst, src[0], mode).unwrap();
                 *got = (len, 0);
             }
             ("csum", 0) => *got = (len, csum_and_copy(dst, src, mode)),
@@ -691,7 +701,7 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
                 } else {
                     cachecopy::copy(&mut dst[..len - d], &src[d..], Mode::Temporal);
                     let e = backend.into();
-                    cachecopy::copy_within_with_engine(e, dst, ..len - d, d, mode).unwrap();
+                    cachecopy::raw::copy_within_with_engine(e, dst, ..len - d, d, mode).unwrap();
                     cachecopy::copy(&mut dst[..d], &src[..d], Mode::Temporal);
                 }
                 *got = (len, 0);
@@ -719,11 +729,11 @@ fn run(o: usize, pass: usize, t: usize, case: &mut Case, flush_ops: &[FlushOp], 
             _ => unreachable!(),
         }
     }
-    // Later calls of the rest of the face: getters, setters (to the value in force), sums.
-    cachecopy::set_nt_threshold(cachecopy::nt_threshold());
-    cachecopy::set_fill_nt_threshold(cachecopy::fill_nt_threshold());
-    cachecopy::set_fill_rep_threshold(cachecopy::fill_rep_threshold());
-    let _ = (Backend::active(), csum_partial(&case.src, 0));
+    // Later calls of the rest of the face: the plan in force, sums.
+    let _ = (
+        cachecopy::tune::Plan::current().tuning().engine.stream,
+        csum_partial(&case.src, 0),
+    );
 }
 
 fn verify(op: &str, len: usize, case: &Case) {

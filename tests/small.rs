@@ -32,7 +32,7 @@ fn copy_entry(i: usize, dst: &mut [u8], src: &[u8], mode: Mode) {
         1 => unsafe { cachecopy::copy_raw(dst.as_mut_ptr(), src.as_ptr(), src.len(), mode) },
         _ => {
             unsafe {
-                cachecopy::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), mode)
+                cachecopy::raw::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), mode)
             };
             cachecopy::fence();
         }
@@ -47,7 +47,7 @@ fn fill_entry(i: usize, dst: &mut [u8], byte: u8, mode: Mode) {
         1 if byte == 0 => cachecopy::zero(dst, mode),
         1 => unsafe { cachecopy::fill_raw(dst.as_mut_ptr(), byte, dst.len(), mode) },
         _ => {
-            unsafe { cachecopy::fill_raw_unfenced(dst.as_mut_ptr(), byte, dst.len(), mode) };
+            unsafe { cachecopy::raw::fill_raw_unfenced(dst.as_mut_ptr(), byte, dst.len(), mode) };
             cachecopy::fence();
         }
     }

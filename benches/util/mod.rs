@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cachecopy::{Backend, Mode};
+use cachecopy::tune::Backend;
+use cachecopy::Mode;
 use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion, Throughput};
 
@@ -137,7 +138,7 @@ pub fn backend_variants() -> impl Iterator<Item = (Backend, Mode, String)> {
 /// One arena for every destination of a bench, hot and cold, of up to `largest` bytes, sized
 /// by the shared rule from this machine's last-level cache (see `cachecopy_arena`).
 pub fn arena(largest: usize) -> Arena {
-    let caches = cachecopy::cpu().caches;
+    let caches = cachecopy::tune::cpu().caches;
     Arena::new(caches.l3.or(caches.l2), largest)
 }
 

@@ -25,7 +25,8 @@
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 use cachecopy::iter::{copy_from_iov, copy_to_iov, IoVec, IoVecMut};
-use cachecopy::{Backend, Mode};
+use cachecopy::tune::{self, Backend, Plan};
+use cachecopy::Mode;
 
 /// The cache policy of one call.
 ///
@@ -166,7 +167,7 @@ pub unsafe extern "C" fn cachecopy_copy_unfenced(
         return EINVAL;
     };
     // SAFETY: as in `cachecopy_copy`; the caller owes the fence (documented above).
-    unsafe { cachecopy::copy_raw_unfenced(dst.cast(), src.cast(), len, mode) };
+    unsafe { cachecopy::raw::copy_raw_unfenced(dst.cast(), src.cast(), len, mode) };
     0
 }
 
@@ -188,7 +189,7 @@ pub unsafe extern "C" fn cachecopy_fill_unfenced(
         return EINVAL;
     };
     // SAFETY: as in `cachecopy_fill`; the caller owes the fence (documented above).
-    unsafe { cachecopy::fill_raw_unfenced(dst.cast(), byte as u8, len, mode) };
+    unsafe { cachecopy::raw::fill_raw_unfenced(dst.cast(), byte as u8, len, mode) };
     0
 }
 
@@ -238,7 +239,7 @@ pub unsafe extern "C" fn cachecopy_move_unfenced(
         return EINVAL;
     };
     // SAFETY: as in `cachecopy_move`; the caller owes the fence (documented above).
-    unsafe { cachecopy::move_raw_unfenced(dst.cast(), src.cast(), len, mode) };
+    unsafe { cachecopy::raw::move_raw_unfenced(dst.cast(), src.cast(), len, mode) };
     0
 }
 
@@ -400,39 +401,43 @@ pub extern "C" fn cachecopy_csum_fold(sum: u32) -> u16 {
     cachecopy::net::csum_fold(sum)
 }
 
-/// The size from which CACHECOPY_AUTO copies stream (from the detected caches, the
-/// CACHECOPY_NT_THRESHOLD environment variable, or cachecopy_set_nt_threshold).
+/// The size from which CACHECOPY_AUTO copies stream (the CPU's rule, the nt field of the
+/// CACHECOPY_TUNE environment variable, or cachecopy_set_nt_threshold).
 #[no_mangle]
 pub extern "C" fn cachecopy_nt_threshold() -> usize {
-    cachecopy::nt_threshold()
+    Plan::current().tuning().nt
 }
 
 /// Sets, for the whole process, the size from which CACHECOPY_AUTO copies stream: 0 streams
-/// every CACHECOPY_AUTO copy, SIZE_MAX none.
+/// every CACHECOPY_AUTO copy, SIZE_MAX none. Calls in flight finish with the value they
+/// started with. Each distinct setting allocates once, the first time (it is never freed):
+/// not for a data path.
 #[no_mangle]
 pub extern "C" fn cachecopy_set_nt_threshold(bytes: usize) {
-    cachecopy::set_nt_threshold(bytes);
+    // A threshold is any size: the plan always builds.
+    let _ = tune::update(|t| t.nt = bytes);
 }
 
-/// The size from which CACHECOPY_AUTO fills stream (CACHECOPY_FILL_NT_THRESHOLD, else the copy
-/// rule).
+/// The size from which CACHECOPY_AUTO fills stream (the fill_nt field of CACHECOPY_TUNE, else
+/// the copy rule).
 #[no_mangle]
 pub extern "C" fn cachecopy_fill_nt_threshold() -> usize {
-    cachecopy::fill_nt_threshold()
+    Plan::current().tuning().fill_nt
 }
 
 /// Sets, for the whole process, the size from which CACHECOPY_AUTO fills stream (SIZE_MAX:
-/// never).
+/// never); as cachecopy_set_nt_threshold.
 #[no_mangle]
 pub extern "C" fn cachecopy_set_fill_nt_threshold(bytes: usize) {
-    cachecopy::set_fill_nt_threshold(bytes);
+    let _ = tune::update(|t| t.fill_nt = bytes);
 }
 
-/// The backend this process runs, as a static NUL-terminated string: "avx512", "avx2",
-/// "sse2", "neon" or "generic" (CACHECOPY_BACKEND overrides the detected one). Never free it.
+/// The backend this process runs streamed copies on, as a static NUL-terminated string:
+/// "avx512", "avx2", "sse2", "neon" or "generic" (the stream field of CACHECOPY_TUNE overrides
+/// the CPU's rule). Never free it.
 #[no_mangle]
 pub extern "C" fn cachecopy_backend() -> *const c_char {
-    backend_name(Backend::active()).as_ptr()
+    backend_name(Plan::current().tuning().engine.stream).as_ptr()
 }
 
 /// The static C name of `b`, the same text as [`Backend::name`].

@@ -135,14 +135,24 @@ fn bad_modes_and_nulls_write_nothing() {
 fn names_and_thresholds() {
     // SAFETY: static NUL-terminated strings.
     let backend = unsafe { CStr::from_ptr(cachecopy_backend()) };
-    assert_eq!(backend.to_str().unwrap(), Backend::active().name());
+    assert_eq!(
+        backend.to_str().unwrap(),
+        cachecopy::tune::Plan::current()
+            .tuning()
+            .engine
+            .stream
+            .name()
+    );
     // SAFETY: as above.
     let version = unsafe { CStr::from_ptr(cachecopy_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
-    assert_eq!(cachecopy_nt_threshold(), cachecopy::nt_threshold());
+    assert_eq!(
+        cachecopy_nt_threshold(),
+        cachecopy::tune::Plan::current().tuning().nt
+    );
     assert_eq!(
         cachecopy_fill_nt_threshold(),
-        cachecopy::fill_nt_threshold()
+        cachecopy::tune::Plan::current().tuning().fill_nt
     );
     assert_eq!(
         cachecopy_csum_fold(0x1_fffe),

@@ -1,4 +1,4 @@
-//! Runs `cachecopy::calibrate()` several times in a row and prints each run's decisions, one
+//! Runs `cachecopy::tune::calibrate()` several times in a row and prints each run's decisions, one
 //! line per run, then, per tunable, how many runs decided a new value, how many confirmed the
 //! rule, and whether the runs agree: every value in force after a run (decided, confirmed, or
 //! the rule kept) within 2x of the others. The figures docs/performance.md ("Calibration")
@@ -8,7 +8,7 @@
 //! size's ratio, candidate wins and rounds). Each line ends with the
 //! `CACHECOPY_TUNE` line that run would keep.
 
-use cachecopy::calibrate::{Calibration, Outcome, Point, Sweep};
+use cachecopy::tune::calibrate::{Calibration, Outcome, Point, Sweep};
 
 fn main() {
     let runs: usize = std::env::args()
@@ -17,30 +17,30 @@ fn main() {
         .map(|a| a.parse().expect("runs: a number"))
         .unwrap_or(10);
     let verbose = std::env::args().any(|a| a == "-v");
-    let cpu = cachecopy::cpu();
+    let cpu = cachecopy::tune::cpu();
     println!(
         "{} {}, L2 {:?}, L3 {:?}; built-in: nt {}, fill_nt {}, rep_movsb {}, fill_rep {}",
         cpu.vendor(),
         cpu.brand(),
         cpu.caches.l2,
         cpu.caches.l3,
-        show(Some(cachecopy::nt_threshold())),
-        show(Some(cachecopy::fill_nt_threshold())),
-        show(Some(cachecopy::rep_movsb_threshold())),
-        show(Some(cachecopy::fill_rep_threshold())),
+        show(Some(cachecopy::tune::Plan::current().tuning().nt)),
+        show(Some(cachecopy::tune::Plan::current().tuning().fill_nt)),
+        show(Some(cachecopy::tune::Plan::current().tuning().rep_movsb)),
+        show(Some(cachecopy::tune::Plan::current().tuning().fill_rep)),
     );
     let rules = [
-        cachecopy::nt_threshold(),
-        cachecopy::fill_nt_threshold(),
-        cachecopy::rep_movsb_threshold(),
-        cachecopy::fill_rep_threshold(),
+        cachecopy::tune::Plan::current().tuning().nt,
+        cachecopy::tune::Plan::current().tuning().fill_nt,
+        cachecopy::tune::Plan::current().tuning().rep_movsb,
+        cachecopy::tune::Plan::current().tuning().fill_rep,
     ];
     let mut decided = [0usize; 4];
     let mut confirmed = [0usize; 4];
     let mut in_force: [Vec<usize>; 4] = Default::default();
     let mut engines = 0;
     for run in 1..=runs {
-        let c = cachecopy::calibrate();
+        let c = cachecopy::tune::calibrate();
         let sweeps = sweeps(&c);
         let mut line = format!("run {run:2}: {:3.0} ms", c.elapsed.as_secs_f64() * 1e3);
         for (i, (name, s)) in sweeps.iter().enumerate() {
@@ -99,7 +99,7 @@ fn main() {
             }
         }
     }
-    let names = sweeps(&cachecopy::calibrate()).map(|(n, _)| n);
+    let names = sweeps(&cachecopy::tune::calibrate()).map(|(n, _)| n);
     let summary: Vec<String> = (0..4)
         .map(|i| {
             let v = &in_force[i];

@@ -874,10 +874,6 @@ mod probe {
         let base = page(&mut a);
         let mut s = buffer(65536);
         let src = page(&mut s).cast_const();
-        let (movsb, stosb) = (
-            cachecopy::rep_movsb_threshold(),
-            cachecopy::fill_rep_threshold(),
-        );
         println!(
             "string instruction against the vector loop: the loop's time ÷ the string's (above 1: the \
              string wins), median of {rounds} rounds"
@@ -912,11 +908,13 @@ mod probe {
                 for _ in 0..rounds {
                     let mut t = [0f64; 2];
                     for (k, threshold) in [(0, usize::MAX), (1, 1024)] {
+                        let mut tuning = *cachecopy::tune::Plan::current().tuning();
                         if fill {
-                            cachecopy::set_fill_rep_threshold(threshold)
+                            tuning.fill_rep = threshold;
                         } else {
-                            cachecopy::set_rep_movsb_threshold(threshold)
+                            tuning.rep_movsb = threshold;
                         }
+                        let plan = cachecopy::tune::Plan::new(tuning).expect("a threshold");
                         let t0 = Instant::now();
                         for _ in 0..calls {
                             let d = if dest == "hot" {
@@ -927,17 +925,15 @@ mod probe {
                             };
                             // SAFETY: `d` is a slot of `n` bytes in the arena; the source holds
                             // `skew + n` bytes; the two are apart.
-                            unsafe {
-                                if fill {
-                                    cachecopy::fill_raw(d, 0x5a, n, Mode::Temporal)
-                                } else {
-                                    cachecopy::copy_raw(
-                                        d,
-                                        src.wrapping_add(skew),
-                                        n,
-                                        Mode::Temporal,
-                                    )
-                                }
+                            let d = unsafe { core::slice::from_raw_parts_mut(d, n) };
+                            if fill {
+                                plan.fill(d, 0x5a, Mode::Temporal)
+                            } else {
+                                // SAFETY: as above.
+                                let s = unsafe {
+                                    core::slice::from_raw_parts(src.wrapping_add(skew), n)
+                                };
+                                plan.copy(d, s, Mode::Temporal)
                             }
                         }
                         t[k] = t0.elapsed().as_nanos() as f64 / calls as f64;
@@ -948,8 +944,6 @@ mod probe {
             }
             println!();
         }
-        cachecopy::set_rep_movsb_threshold(movsb);
-        cachecopy::set_fill_rep_threshold(stosb);
     }
 
     pub fn main() {
@@ -964,8 +958,8 @@ mod probe {
         let masks = runs_masked();
         println!(
             "class_probe: engine {}, small={}, {rounds} rounds{}",
-            cachecopy::tuning().engine,
-            cachecopy::tuning().small,
+            cachecopy::tune::Plan::current().tuning().engine,
+            cachecopy::tune::Plan::current().tuning().small,
             if masks {
                 ""
             } else {

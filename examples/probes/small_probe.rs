@@ -640,13 +640,13 @@ mod probe {
                 b_cold_calls: 500,
             }
         };
-        let cpu = cachecopy::cpu();
+        let cpu = cachecopy::tune::cpu();
         println!(
             "small_probe: {} {} ({}), engine: {}",
             cpu.vendor(),
             cpu.brand(),
             if quick { "quick" } else { "full" },
-            cachecopy::engine()
+            cachecopy::tune::Plan::current().tuning().engine
         );
         part_a(&b);
         part_b(&b);

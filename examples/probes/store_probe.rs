@@ -630,7 +630,7 @@ mod probe {
             .and_then(|i| args.get(i + 1))
             .map_or("ABCDE".to_string(), |t| t.to_uppercase());
         let table = |c: char| tables.contains(c);
-        let cpu = cachecopy::cpu();
+        let cpu = cachecopy::tune::cpu();
         let avx512 = std::is_x86_feature_detected!("avx512bw");
         let avx2 = std::is_x86_feature_detected!("avx2");
         let llc = cpu.caches.l3.or(cpu.caches.l2).unwrap_or(32 << 20);
@@ -898,7 +898,8 @@ mod probe {
 
     /// Table C: whole copies per engine and mode, cold destination at a 24-byte offset.
     fn engines_table(llc: usize, rounds: usize) {
-        use cachecopy::{Engine, Mode};
+        use cachecopy::tune::Engine;
+        use cachecopy::Mode;
         use cachecopy_arena::{Arena, Dest};
         const OFFSET: usize = 24;
         let engines: Vec<Engine> = Engine::candidates().collect();
@@ -908,7 +909,7 @@ mod probe {
         println!(
             "\nC. Whole copies through cachecopy, cold destination {OFFSET} bytes past a slot's start ({} MiB arena); ns per copy, median, and ÷ glibc memcpy (paired); engine in use: {}",
             arena.len() >> 20,
-            cachecopy::engine()
+            cachecopy::tune::Plan::current().tuning().engine
         );
         print!("{:<8} {:>9}", "size", "glibc");
         for e in &engines {
@@ -916,7 +917,7 @@ mod probe {
                 let name = format!(
                     "{}{} {m}",
                     e.stream,
-                    if e.edges == cachecopy::Edges::Masked {
+                    if e.edges == cachecopy::tune::Edges::Masked {
                         "m"
                     } else {
                         ""
@@ -948,7 +949,7 @@ mod probe {
                             } else {
                                 Mode::NonTemporal
                             };
-                            cachecopy::copy_with_engine(e, d, &src[..size], mode)
+                            cachecopy::raw::copy_with_engine(e, d, &src[..size], mode)
                                 .expect("supported");
                         }
                     }

@@ -64,8 +64,8 @@ fn main() {
         &[2 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
     };
     let rounds = if quick { 3 } else { 7 };
-    let cpu = cachecopy::cpu();
-    let rule = cachecopy::stream_pages();
+    let cpu = cachecopy::tune::cpu();
+    let rule = cachecopy::tune::Plan::current().tuning().pages;
     println!(
         "stream_probe: {} ({}), rule pages={rule}, {rounds} rounds",
         cpu.brand(),
@@ -110,10 +110,7 @@ fn main() {
                                 libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), len)
                             };
                         }
-                        Variant::Pages(p) => {
-                            cachecopy::set_stream_pages(p);
-                            cachecopy::copy(dst, src, Mode::NonTemporal);
-                        }
+                        Variant::Pages(p) => plan(p).copy(dst, src, Mode::NonTemporal),
                     }
                     ns[i].push(t.elapsed().as_nanos() as f64);
                     assert!(
@@ -137,5 +134,12 @@ fn main() {
             }
         }
     }
-    cachecopy::set_stream_pages(rule);
+}
+
+/// The plan in force with `pages` pages read at once (each variant runs its own plan; nothing is
+/// published).
+fn plan(pages: usize) -> cachecopy::tune::Plan {
+    let mut t = *cachecopy::tune::Plan::current().tuning();
+    t.pages = pages;
+    cachecopy::tune::Plan::new(t).expect("pages: 1, 2, 4 or 8")
 }

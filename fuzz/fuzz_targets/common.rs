@@ -3,7 +3,8 @@
 //! project's RFC 1071 reference sum.
 #![allow(dead_code)] // each target uses its own part
 
-use cachecopy::{Backend, FlushOp, Mode};
+use cachecopy::Mode;
+use cachecopy::tune::{Backend, FlushOp};
 
 #[path = "../../src/testutil.rs"]
 mod testutil;
@@ -14,7 +15,7 @@ pub use testutil::{carve_mut, ones_sum};
 /// microseconds) on every call, which would cost more than the copy it picks for.
 pub fn flush_ops() -> &'static [FlushOp] {
     static OPS: std::sync::OnceLock<Vec<FlushOp>> = std::sync::OnceLock::new();
-    OPS.get_or_init(|| cachecopy::cpu().flush_ops().collect())
+    OPS.get_or_init(|| cachecopy::tune::cpu().flush_ops().collect())
 }
 
 /// The supported backend and the mode that a case's two bytes pick.

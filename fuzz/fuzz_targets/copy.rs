@@ -41,8 +41,8 @@ fuzz_target!(|c: Case| {
         let (from, to) = if dist < 0 { (so + d, so) } else { (so, so + d) };
         let mut want = buf.clone();
         want.copy_within(from..from + len, to);
-        let e = cachecopy::Engine::from(backend);
-        cachecopy::copy_within_with_engine(e, &mut buf, from..from + len, to, mode).unwrap();
+        let e = cachecopy::tune::Engine::from(backend);
+        cachecopy::raw::copy_within_with_engine(e, &mut buf, from..from + len, to, mode).unwrap();
         assert!(buf == want, "move {len} by {dist} from {from}: differs from copy_within");
         return;
     }
@@ -52,14 +52,14 @@ fuzz_target!(|c: Case| {
             let ops = flush_ops();
             if mode == Mode::FlushCache && c.flush % 2 == 1 {
                 let op = ops[c.flush as usize / 2 % ops.len()];
-                cachecopy::copy_with_flush(backend, op, &mut dst[d_o..d_o + len], &src[so..]).unwrap();
+                cachecopy::raw::copy_with_flush(backend, op, &mut dst[d_o..d_o + len], &src[so..]).unwrap();
             } else {
-                cachecopy::copy_with(backend, &mut dst[d_o..d_o + len], &src[so..], mode).unwrap();
+                cachecopy::raw::copy_with(backend, &mut dst[d_o..d_o + len], &src[so..], mode).unwrap();
             }
             assert_eq!(&dst[d_o..d_o + len], &src[so..]);
         }
         Some(byte) => {
-            cachecopy::fill_with(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
+            cachecopy::raw::fill_with(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
             assert!(dst[d_o..d_o + len].iter().all(|&b| b == byte));
         }
     }

@@ -34,9 +34,9 @@ fuzz_target!(|c: Case| {
     } else if mode == Mode::FlushCache && c.flush % 2 == 1 {
         let ops = flush_ops();
         let op = ops[c.flush as usize / 2 % ops.len()];
-        cachecopy::fill_with_flush(backend, op, &mut dst[off..off + len], c.byte).unwrap();
+        cachecopy::raw::fill_with_flush(backend, op, &mut dst[off..off + len], c.byte).unwrap();
     } else {
-        cachecopy::fill_with(backend, &mut dst[off..off + len], c.byte, mode).unwrap();
+        cachecopy::raw::fill_with(backend, &mut dst[off..off + len], c.byte, mode).unwrap();
     }
     assert!(all_are(&dst[off..off + len], c.byte));
     assert!(canaries_intact(&dst, off, len, CANARY));

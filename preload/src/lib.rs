@@ -112,11 +112,11 @@ unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
     let st = STATE.0[g].load(Ordering::Acquire);
     if (n <= INLINE) & (st == AUTO) {
         // SAFETY: the caller's contract.
-        return unsafe { cachecopy::memmove_raw(d, s, n, Mode::Auto) };
+        return unsafe { cachecopy::raw::memmove_raw(d, s, n, Mode::Auto) };
     }
     if st == AUTO {
         // SAFETY: the caller's contract.
-        return unsafe { cachecopy::memmove_raw(d, s, n, Mode::Auto) };
+        return unsafe { cachecopy::raw::memmove_raw(d, s, n, Mode::Auto) };
     }
     // SAFETY: the caller's contract.
     unsafe { moves_out(d, s, n, st, g) }
@@ -132,7 +132,7 @@ unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: us
     // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
     unsafe {
         if st < COUNTING {
-            return cachecopy::memmove_raw(d, s, n, Mode::ALL[st as usize]);
+            return cachecopy::raw::memmove_raw(d, s, n, Mode::ALL[st as usize]);
         }
         slow(g, d, s, 0, n, st);
     }
@@ -151,7 +151,7 @@ unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
     let st = STATE.0[SET].load(Ordering::Acquire);
     if st == AUTO {
         // SAFETY: the caller's contract.
-        return unsafe { cachecopy::memset_raw(d, byte, n, Mode::Auto) };
+        return unsafe { cachecopy::raw::memset_raw(d, byte, n, Mode::Auto) };
     }
     // SAFETY: the caller's contract.
     unsafe { fills_out(d, byte, n, st) }
@@ -166,7 +166,7 @@ unsafe extern "C" fn fills_out(d: *mut u8, byte: u8, n: usize, st: u8) -> *mut u
     // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
     unsafe {
         if st < COUNTING {
-            return cachecopy::memset_raw(d, byte, n, Mode::ALL[st as usize]);
+            return cachecopy::raw::memset_raw(d, byte, n, Mode::ALL[st as usize]);
         }
         slow(SET, d, core::ptr::null(), byte, n, st);
     }
@@ -254,7 +254,7 @@ fn init() -> bool {
     }
     // Detection first (the crate reads CACHECOPY_TUNE and its other variables), so that every
     // fast-path call after the states below finds the detected tables.
-    let _ = cachecopy::engine();
+    let _ = cachecopy::tune::Plan::current().tuning().engine;
     let parsed = config::parse(env(c"CACHECOPY_PRELOAD"));
     if let Some(bad) = parsed.bad {
         warn_once(bad);
@@ -377,7 +377,7 @@ pub fn stats_line(l: &mut Line<'_>) {
             .num(COUNTS.bytes[g].load(Ordering::Relaxed))
             .push(b" bytes");
     }
-    let e = cachecopy::engine();
+    let e = cachecopy::tune::Plan::current().tuning().engine;
     l.push(b"; engine ")
         .push(e.temporal.name().as_bytes())
         .push(b"/")

@@ -1,6 +1,6 @@
 //! Section 1: what the crate detected, and where the thresholds come from.
 
-use cachecopy::{Backend, Cpu};
+use cachecopy::tune::{Backend, Cpu};
 use serde::Serialize;
 
 use crate::text::out;
@@ -23,7 +23,7 @@ pub struct Machine {
     pub cache_source: &'static str,
     pub backends: Vec<&'static str>,
     pub active: &'static str,
-    /// The active engine (`cachecopy::engine()`), e.g. "temporal avx2, stream avx2, edges overlap".
+    /// The active engine (`cachecopy::tune::Plan::current().tuning().engine`), e.g. "temporal avx2, stream avx2, edges overlap".
     pub engine: String,
     /// Where it came from: the CPU's rule and its reason, or the environment.
     pub engine_source: String,
@@ -38,7 +38,7 @@ pub struct Machine {
     pub rep_movsb_threshold: Option<usize>,
     /// aarch64 `dc zva` block, which `Temporal` zeroing uses.
     pub zero_block: Option<usize>,
-    /// Every per-CPU choice in force, whole (`cachecopy::tuning()`), as the `CACHECOPY_TUNE`
+    /// Every per-CPU choice in force, whole (`*cachecopy::tune::Plan::current().tuning()`), as the `CACHECOPY_TUNE`
     /// value that sets it again.
     pub tuning: String,
     pub glibc: Option<Glibc>,
@@ -52,9 +52,9 @@ pub struct Glibc {
 }
 
 /// The rule behind the active engine, or the variables that overrode it.
-fn engine_source(cpu: &cachecopy::Cpu) -> String {
-    let (rule, why) = cachecopy::Engine::rule(cpu);
-    if cachecopy::engine() == rule {
+fn engine_source(cpu: &cachecopy::tune::Cpu) -> String {
+    let (rule, why) = cachecopy::tune::Engine::rule(cpu);
+    if cachecopy::tune::Plan::current().tuning().engine == rule {
         format!("rule: {why}")
     } else {
         let vars: Vec<String> = ["CACHECOPY_TUNE", "CACHECOPY_BACKEND", "CACHECOPY_ENGINE"]
@@ -71,7 +71,7 @@ fn engine_source(cpu: &cachecopy::Cpu) -> String {
 /// `Temporal` job beside the widest's streamed one (a table composed of two backends). Only
 /// the rule's engine with `rule`.
 pub fn engines_to_test(rule: bool) -> Vec<String> {
-    use cachecopy::{Edges, Engine};
+    use cachecopy::tune::{Edges, Engine};
     let line = |e: Engine| {
         format!(
             "temporal={},stream={},edges={}",
@@ -79,7 +79,7 @@ pub fn engines_to_test(rule: bool) -> Vec<String> {
         )
     };
     if rule {
-        return vec![line(Engine::rule(&cachecopy::cpu()).0)];
+        return vec![line(Engine::rule(&cachecopy::tune::cpu()).0)];
     }
     let s = Backend::supported();
     let mut v: Vec<Engine> = vec![];
@@ -111,7 +111,7 @@ pub fn section() -> Machine {
 
 /// What `cachecopy` detected, and what glibc would do.
 fn detect() -> Machine {
-    let cpu = cachecopy::cpu();
+    let cpu = cachecopy::tune::cpu();
     let c = cpu.caches;
     Machine {
         arch: cpu.arch,
@@ -129,18 +129,24 @@ fn detect() -> Machine {
         l3_shared_by: c.l3_shared_by,
         cache_source: c.source,
         backends: Backend::supported().iter().map(|b| b.name()).collect(),
-        active: Backend::active().name(),
-        engine: cachecopy::engine().to_string(),
+        active: cachecopy::tune::Plan::current()
+            .tuning()
+            .engine
+            .stream
+            .name(),
+        engine: cachecopy::tune::Plan::current().tuning().engine.to_string(),
         engine_source: engine_source(&cpu),
         flush: cpu.flush.name(),
         flush_ops: cpu.flush_ops().map(|op| op.name()).collect(),
-        nt_threshold: cachecopy::nt_threshold(),
-        nt_threshold_source: threshold_source(&cpu, cachecopy::nt_threshold()),
-        fill_nt_threshold: cachecopy::fill_nt_threshold(),
-        fill_rep_threshold: Some(cachecopy::fill_rep_threshold()).filter(|&t| t != usize::MAX),
-        rep_movsb_threshold: Some(cachecopy::rep_movsb_threshold()).filter(|&t| t != usize::MAX),
+        nt_threshold: cachecopy::tune::Plan::current().tuning().nt,
+        nt_threshold_source: threshold_source(&cpu, cachecopy::tune::Plan::current().tuning().nt),
+        fill_nt_threshold: cachecopy::tune::Plan::current().tuning().fill_nt,
+        fill_rep_threshold: Some(cachecopy::tune::Plan::current().tuning().fill_rep)
+            .filter(|&t| t != usize::MAX),
+        rep_movsb_threshold: Some(cachecopy::tune::Plan::current().tuning().rep_movsb)
+            .filter(|&t| t != usize::MAX),
         zero_block: c.zero_block,
-        tuning: cachecopy::tuning().to_string(),
+        tuning: cachecopy::tune::Plan::current().tuning().to_string(),
         glibc: glibc(),
     }
 }
@@ -165,15 +171,15 @@ fn features(cpu: &Cpu) -> Vec<&'static str> {
     .collect()
 }
 
-/// Where `cachecopy::nt_threshold()` came from: the environment, the crate's cache rule
-/// (`cachecopy::default_nt_threshold`), or a `set_nt_threshold` call.
+/// Where `cachecopy::tune::Plan::current().tuning().nt` came from: the environment, the crate's cache rule
+/// (`cachecopy::tune::default_nt_threshold`), or a `set_nt_threshold` call.
 fn threshold_source(cpu: &Cpu, value: usize) -> String {
     if let Ok(v) = std::env::var("CACHECOPY_NT_THRESHOLD") {
         if v.trim().parse::<usize>() == Ok(value) {
             return format!("CACHECOPY_NT_THRESHOLD={}", v.trim());
         }
     }
-    if value != cachecopy::default_nt_threshold(cpu) {
+    if value != cachecopy::tune::default_nt_threshold(cpu) {
         return "set by the program (set_nt_threshold)".into();
     }
     let c = cpu.caches;
@@ -356,7 +362,7 @@ mod tests {
         let m = detect();
         assert!(m.backends.contains(&m.active));
         assert!(m.line.is_power_of_two());
-        assert_eq!(m.nt_threshold, cachecopy::nt_threshold());
+        assert_eq!(m.nt_threshold, cachecopy::tune::Plan::current().tuning().nt);
         assert!(m.flush_ops.first() == Some(&m.flush));
     }
 }

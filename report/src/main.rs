@@ -92,7 +92,7 @@ fn report(o: &Options) -> Result<(), String> {
     let seed = seed::section(&mut s);
     let pollution = pollution::section(&mut s);
     // One library calibration, shown beside both sweeps and kept by the line at the end.
-    let lib = cachecopy::calibrate();
+    let lib = cachecopy::tune::calibrate();
     let calibration = calibrate::section(&mut s, Kind::Copy, &lib);
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
@@ -128,7 +128,7 @@ fn report(o: &Options) -> Result<(), String> {
     }
     // Last, alone on its line: what a service's unit file needs (`Environment=` + this line).
     out(&format!(
-        "\nTo keep what cachecopy::calibrate() found (sections 5, 5b and 7c; a tunable it left \
+        "\nTo keep what cachecopy::tune::calibrate() found (sections 5, 5b and 7c; a tunable it left \
          out keeps its built-in rule), set:\n{lib}\n"
     ));
     Ok(())
@@ -148,7 +148,7 @@ fn report_only(
     for name in only {
         match name.as_str() {
             "7" => {
-                frames = Some(frames::section(&mut s, &cachecopy::calibrate()));
+                frames = Some(frames::section(&mut s, &cachecopy::tune::calibrate()));
             }
             "8" => small::section(&mut s),
             "8f" => mixes = Some(mixes::section(&mut s, o.libmem.as_deref())),

@@ -90,8 +90,11 @@ impl Kind {
     /// The function that reports this kind's threshold, and its value now.
     pub fn threshold(self) -> (&'static str, usize) {
         match self {
-            Kind::Copy => ("nt_threshold", cachecopy::nt_threshold()),
-            Kind::Fill => ("fill_nt_threshold", cachecopy::fill_nt_threshold()),
+            Kind::Copy => ("nt_threshold", cachecopy::tune::Plan::current().tuning().nt),
+            Kind::Fill => (
+                "fill_nt_threshold",
+                cachecopy::tune::Plan::current().tuning().fill_nt,
+            ),
         }
     }
 }

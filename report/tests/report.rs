@@ -223,7 +223,7 @@ fn only_runs_the_sections_named() {
 /// CPU runs, the rule's among them, the same whatever the environment forces.
 #[test]
 fn engines_lists_every_engine_to_test() {
-    use cachecopy::{Backend, Engine};
+    use cachecopy::tune::{Backend, Engine};
     let run = |args: &[&str], tune: Option<&str>| {
         let mut cmd = bin();
         cmd.args(args).env_remove("CACHECOPY_TUNE");
@@ -245,7 +245,7 @@ fn engines_lists_every_engine_to_test() {
     };
     let list = run(&["engines"], None);
     let lines: Vec<&str> = list.lines().collect();
-    let rule = Engine::rule(&cachecopy::cpu()).0;
+    let rule = Engine::rule(&cachecopy::tune::cpu()).0;
     let s = Backend::supported();
     let avx512 = usize::from(s.contains(&Backend::Avx512));
     let mixed = usize::from(s.len() >= 3);

@@ -44,7 +44,9 @@ impl<'scope> Batch<'scope, '_> {
         let owed = unsafe {
             let (d, s) = (p.add(dest), p.add(start));
             {
-                let store = self.mode.resolve_move(d, s, count, &self.p.copy_below, self.p.tuning.flush);
+                let store =
+                    self.mode
+                        .resolve_move(d, s, count, &self.p.copy_below, self.p.tuning.flush);
                 move_unfenced_on(self.k, d, s, count, store)
             }
         };

@@ -96,7 +96,7 @@ fn copies_fills_and_checksums_match_the_reference_on_every_backend_and_mode() {
                 Arena::new(&lens),
                 Arena::new(&lens),
             );
-            let sums = batch_on(k, mode, |b| {
+            let sums = batch_on(crate::dispatch::plan::active(), k, mode, |b| {
                 for (slot, src) in a.slots().into_iter().zip(&srcs) {
                     b.copy(slot, src);
                 }
@@ -175,14 +175,15 @@ fn cursor_operations_match_the_reference_on_every_backend_and_mode() {
                 scattered_sum.iter_mut().map(|s| IoVecMut::new(s)).collect();
             let mut out_zero: Vec<IoVecMut<'_>> =
                 zeroed.iter_mut().map(|s| IoVecMut::new(s)).collect();
-            let (n1, (n2, s2), n3, (n4, s4), n5) = batch_on(k, mode, |b| {
-                let n1 = b.copy_from_iter(&mut gathered, &mut Source::iovec(&iov));
-                let r2 = b.csum_and_copy_from_iter(&mut summed, &mut Source::iovec(&iov));
-                let n3 = b.copy_to_iter(&data, &mut Dest::iovec(&mut out));
-                let r4 = b.csum_and_copy_to_iter(&data, &mut Dest::iovec(&mut out_sum));
-                let n5 = b.zero_iter(&mut Dest::iovec(&mut out_zero), total);
-                (n1, r2, n3, r4, n5)
-            });
+            let (n1, (n2, s2), n3, (n4, s4), n5) =
+                batch_on(crate::dispatch::plan::active(), k, mode, |b| {
+                    let n1 = b.copy_from_iter(&mut gathered, &mut Source::iovec(&iov));
+                    let r2 = b.csum_and_copy_from_iter(&mut summed, &mut Source::iovec(&iov));
+                    let n3 = b.copy_to_iter(&data, &mut Dest::iovec(&mut out));
+                    let r4 = b.csum_and_copy_to_iter(&data, &mut Dest::iovec(&mut out_sum));
+                    let n5 = b.zero_iter(&mut Dest::iovec(&mut out_zero), total);
+                    (n1, r2, n3, r4, n5)
+                });
             let tag = std::format!("{:?} {mode:?}", k.engine);
             assert_eq!(
                 (n1, n2, n3, n4, n5),
@@ -218,13 +219,13 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
         let plain = fences_during(|| {
             for slot in ring.chunks_mut(4096) {
                 // SAFETY: disjoint live slices of 4096 bytes.
-                unsafe { (k.copy_nontemporal)(slot.as_mut_ptr(), src.as_ptr(), 4096) };
+                unsafe { (k.copy_nontemporal)(slot.as_mut_ptr(), src.as_ptr(), 4096, &k.knobs) };
             }
         });
         assert_eq!(plain, slots, "{:?}: the counter counts", k.engine);
         for mode in [Mode::NonTemporal, Mode::FlushCache] {
             let n = fences_during(|| {
-                batch_on(k, mode, |b| {
+                batch_on(crate::dispatch::plan::active(), k, mode, |b| {
                     for slot in ring.chunks_mut(4096) {
                         let (lo, hi) = slot.split_at_mut(2048);
                         b.copy(lo, &src[..2048]);
@@ -239,7 +240,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
         }
         for mode in Mode::ALL {
             assert_eq!(
-                fences_during(|| batch_on(k, mode, |_| {})),
+                fences_during(|| batch_on(crate::dispatch::plan::active(), k, mode, |_| {})),
                 0,
                 "{:?} {mode:?}: an empty batch costs no fence",
                 k.engine
@@ -248,7 +249,7 @@ fn a_batch_fences_exactly_once_whatever_it_stores() {
         // Nothing streamed: short copies in any mode but FlushCache, everything in Temporal.
         for mode in [Mode::Temporal, Mode::NonTemporal, Mode::Auto] {
             let n = fences_during(|| {
-                batch_on(k, mode, |b| {
+                batch_on(crate::dispatch::plan::active(), k, mode, |b| {
                     for slot in ring.chunks_mut(4096) {
                         b.copy(&mut slot[..100], &src[..100]);
                     }
@@ -266,7 +267,7 @@ fn a_panicking_batch_still_fences() {
         let mut dst = vec![0u8; 8192];
         let n = fences_during(|| {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                batch_on(k, Mode::NonTemporal, |b| {
+                batch_on(crate::dispatch::plan::active(), k, Mode::NonTemporal, |b| {
                     b.copy(&mut dst, &src);
                     panic!("inside the batch");
                 })
@@ -284,11 +285,11 @@ fn a_panicking_batch_still_fences() {
 #[test]
 fn the_next_frame_is_fetched_only_when_the_spacing_repeats() {
     use crate::mode::Store;
-    let k = crate::dispatch::active();
+    let k = &crate::dispatch::plan::active().kernels;
     let mut ring = vec![0u8; 16 * 1536];
     let base = ring.as_mut_ptr();
     let nt = Store::NonTemporal;
-    batch_on(k, Mode::NonTemporal, |b| {
+    batch_on(crate::dispatch::plan::active(), k, Mode::NonTemporal, |b| {
         let at = |slot: usize, off: usize| {
             // SAFETY: inside `ring` (16 slots); the pointers are only compared, never written.
             unsafe { base.add(slot * 1536 + off) }

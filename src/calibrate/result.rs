@@ -7,8 +7,8 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{BUDGET, MAX_POINTS, MEMORY_BUDGET};
-use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::engine::Engine;
+use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::tune::{self, Tuning};
 
 /// One size a sweep measured.

@@ -10,10 +10,14 @@ use super::stats::{decide, record, side, Side, Step, MAX_ROUNDS};
 use super::sweep::{hot_round, hot_runs, nt_guard, nt_sizes, rep_decide, HOT_SAMPLE};
 use super::*;
 use crate::dispatch::engine::{Backend, Edges, Engine};
+use crate::dispatch::plan;
 use crate::dispatch::table::NAMES;
 use crate::dispatch::tune;
-use crate::dispatch::tuning;
-use crate::thresholds::{fill_rep_threshold, rep_movsb_threshold};
+
+/// The record of the plan in force.
+fn tuning() -> crate::dispatch::tune::Tuning {
+    plan::active().tuning
+}
 use std::vec::Vec;
 
 /// Points with these sizes (1, 2, 4, ...) and (rounds, wins, median) each.
@@ -206,7 +210,7 @@ fn the_line_has_the_decided_fields() {
     let read = back.read_line(&s.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
     assert_eq!(
         (read, back),
-        (c.decided(), c.tuning()),
+        ((c.decided(), false), c.tuning()),
         "the line reads back"
     );
     c.copy = None;
@@ -314,7 +318,8 @@ impl core::fmt::Write for Line {
 #[test]
 #[cfg_attr(miri, ignore = "mmap and timing")]
 fn a_calibration_measures_within_its_budget_and_applies() {
-    let k = crate::dispatch::active();
+    let p = plan::active();
+    let k = &p.kernels;
     let c = run(k, tuning());
     assert!(c.copy_sweep.points().iter().any(|p| p.rounds > 0), "{c:?}");
     for s in [&c.copy_sweep, &c.fill_sweep] {
@@ -331,10 +336,8 @@ fn a_calibration_measures_within_its_budget_and_applies() {
             );
         }
     }
-    // The string sweeps restored the thresholds they toggled.
-    let before = (rep_movsb_threshold(), fill_rep_threshold());
-    let _ = run(k, tuning());
-    assert_eq!(before, (rep_movsb_threshold(), fill_rep_threshold()));
+    // Measuring changed nothing process-wide: the same plan is in force.
+    assert!(core::ptr::eq(p, plan::active()));
 }
 
 /// `ENGINE_ROUNDS` rounds of (candidate time ÷ the rule's): `fast` rounds at `a`, the rest at
@@ -379,7 +382,7 @@ fn check(rule: Engine, cands: &[(Engine, [Rounds; SETS], [Rounds; SETS])]) -> En
 fn with_engine(check: EngineCheck) -> Calibration {
     Calibration {
         engine: Some(decided_engine(&check)),
-        ..Calibration::measuring_nothing(check, crate::tuning())
+        ..Calibration::measuring_nothing(check, tuning())
     }
 }
 

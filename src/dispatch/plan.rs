@@ -75,6 +75,13 @@ pub struct Plan {
     pub(crate) facts: Facts,
 }
 
+impl core::fmt::Debug for Plan {
+    /// The record's tuning line: every choice of the plan (the rest is derived from it).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Plan({})", self.tuning)
+    }
+}
+
 /// A short fill at a page offset below this keeps its 64-byte window inside its page.
 pub(crate) const MASKED_FILL_WINDOWS: usize = 4096 - 63;
 
@@ -287,6 +294,82 @@ pub fn publish(plan: &'static Plan) {
     CURRENT.store(ptr::from_ref(plan).cast_mut(), Ordering::Release);
 }
 
+/// Builds the plan in force with `change` applied to its record, publishes it and returns it:
+/// the one-line form of [`Plan::new`] and [`publish`], for callers that tune the process (the C
+/// library's setters, a program reading its own configuration).
+///
+/// A published plan must outlive every call that may still hold it, so each distinct record
+/// gets one plan, allocated the first time and never freed; publishing a record again reuses
+/// its plan. Not for a data path: it allocates (once per distinct record) and walks the list of
+/// plans made so far.
+///
+/// # Errors
+/// As [`Plan::new`]; nothing is published then.
+///
+/// ```
+/// use cachecopy::tune;
+/// let p = tune::update(|t| t.fill_nt = 64 << 20).unwrap();
+/// assert_eq!(tune::Plan::current().tuning().fill_nt, 64 << 20);
+/// assert!(core::ptr::eq(p, tune::Plan::current()));
+/// ```
+#[cfg(feature = "alloc")]
+pub fn update(change: impl FnOnce(&mut Tuning)) -> Result<&'static Plan, Unsupported> {
+    let mut t = active().tuning;
+    change(&mut t);
+    let plan = Plan::new(t)?;
+    let p = made(plan);
+    publish(p);
+    Ok(p)
+}
+
+/// A plan [`update`] made, in a list that only grows.
+#[cfg(feature = "alloc")]
+struct Made {
+    plan: Plan,
+    next: *const Made,
+}
+
+/// The newest plan [`update`] made (each links to the one before).
+#[cfg(feature = "alloc")]
+static MADE: AtomicPtr<Made> = AtomicPtr::new(ptr::null_mut());
+
+/// The `'static` plan of `plan`'s record: one made before, or `plan`, allocated and listed.
+#[cfg(feature = "alloc")]
+fn made(plan: Plan) -> &'static Plan {
+    /// The listed plan of `plan`'s record among the nodes from `at` up to `stop`.
+    fn find(mut at: *const Made, stop: *const Made, plan: &Plan) -> Option<&'static Plan> {
+        while !at.is_null() && at != stop {
+            // SAFETY: every listed node was leaked (never freed) and fully written before it
+            // was published with release ordering, which the caller's acquire load saw.
+            let m = unsafe { &*at };
+            if m.plan.tuning == plan.tuning {
+                return Some(&m.plan);
+            }
+            at = m.next;
+        }
+        None
+    }
+    let mut head = MADE.load(Ordering::Acquire).cast_const();
+    if let Some(p) = find(head, ptr::null(), &plan) {
+        return p;
+    }
+    let node = alloc::boxed::Box::leak(alloc::boxed::Box::new(Made { plan, next: head }));
+    loop {
+        match MADE.compare_exchange(head.cast_mut(), node, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return &node.plan,
+            Err(now) => {
+                // Another thread listed plans meanwhile: one of them may be this record's (then
+                // this node stays unlisted: one plan leaked per such race).
+                if let Some(p) = find(now, head, &node.plan) {
+                    return p;
+                }
+                head = now;
+                node.next = head;
+            }
+        }
+    }
+}
+
 /// The published plan.
 static CURRENT: AtomicPtr<Plan> = AtomicPtr::new(ptr::addr_of!(BOOTSTRAP).cast_mut());
 
@@ -343,7 +426,12 @@ static BOOTSTRAP: Plan = Plan {
 ///
 /// # Safety
 /// `Kernels::copy_temporal`'s contract.
-unsafe extern "C" fn bootstrap_copy(dst: *mut u8, src: *const u8, len: usize, _: &Knobs) -> *mut u8 {
+unsafe extern "C" fn bootstrap_copy(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    _: &Knobs,
+) -> *mut u8 {
     let p = active();
     // SAFETY: forwarded contract; the detected plan's entries run on this CPU.
     unsafe { (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs) }
@@ -363,7 +451,12 @@ unsafe extern "C" fn bootstrap_fill(dst: *mut u8, byte: u8, len: usize, _: &Knob
 ///
 /// # Safety
 /// `MoveKernels::temporal`'s contract.
-unsafe extern "C" fn bootstrap_move(dst: *mut u8, src: *const u8, len: usize, _: &Knobs) -> *mut u8 {
+unsafe extern "C" fn bootstrap_move(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    _: &Knobs,
+) -> *mut u8 {
     let p = active();
     // SAFETY: forwarded contract; the detected plan's entries run on this CPU.
     unsafe { (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs) }
@@ -526,3 +619,32 @@ pub(crate) trait Calibrate {
 /// The first call's detection, for which the calibration implements [`Calibrate`].
 #[cfg(all(feature = "std", unix))]
 pub(crate) struct FirstUse;
+
+/// The unit tests that publish plans, one at a time: the plan in force when taken is published
+/// again when dropped (also when a test fails), before the lock is released. The other tests of
+/// the binary copy right whatever plan is published.
+#[cfg(all(test, feature = "std"))]
+pub(crate) struct HeldPlan {
+    before: &'static Plan,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+#[cfg(all(test, feature = "std"))]
+impl HeldPlan {
+    /// Waits for the other tests that publish plans, then holds the published one.
+    pub(crate) fn take() -> HeldPlan {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        HeldPlan {
+            before: active(),
+            _lock: lock,
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+impl Drop for HeldPlan {
+    fn drop(&mut self) {
+        publish(self.before);
+    }
+}

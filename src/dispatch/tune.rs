@@ -136,7 +136,6 @@ impl Small {
             .into_iter()
             .find(|s| s.name().eq_ignore_ascii_case(name))
     }
-
 }
 
 impl fmt::Display for Small {
@@ -444,6 +443,28 @@ impl Tuning {
         allowed: u16,
         runs: &Runs<'_>,
     ) -> (u16, bool) {
+        self.apply_line(raw, allowed, runs, |field, bad| {
+            struct Why<'a, 'b>(Bad, &'a Runs<'b>);
+            impl fmt::Display for Why<'_, '_> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    self.0.write(f, self.1)
+                }
+            }
+            bad_field(what, field, format_args!("{}", Why(bad, runs)));
+            true
+        })
+    }
+
+    /// The one walk over a line's fields: applies each good one, hands each bad one (its text
+    /// and what was wrong) to `bad`, which says whether to go on. Returns the fields set and
+    /// whether a bare `calibrate` field was met.
+    fn apply_line(
+        &mut self,
+        raw: &[u8],
+        allowed: u16,
+        runs: &Runs<'_>,
+        mut bad: impl FnMut(&[u8], Bad) -> bool,
+    ) -> (u16, bool) {
         let (mut set, mut calibrate) = (0, false);
         for field in raw.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
             if field.is_empty() {
@@ -461,27 +482,53 @@ impl Tuning {
                 .iter()
                 .enumerate()
                 .find(|(i, f)| allowed & (1 << i) != 0 && f.name.as_bytes() == name);
-            let Some((i, f)) = found else {
-                bad_field(
-                    what,
-                    field,
-                    format_args!("expected one of {}", Names(allowed)),
-                );
-                continue;
+            let why = match found {
+                None => Bad::Name(allowed),
+                Some((i, f)) => match f.kind.parse(value, runs) {
+                    Some(v) => {
+                        (f.set)(self, v);
+                        set |= 1 << i;
+                        continue;
+                    }
+                    None => Bad::Value(f.kind),
+                },
             };
-            match f.kind.parse(value, runs) {
-                Some(v) => {
-                    (f.set)(self, v);
-                    set |= 1 << i;
-                }
-                None => bad_field(
-                    what,
-                    field,
-                    format_args!("expected {}", Expected(f.kind, runs)),
-                ),
+            if !bad(field, why) {
+                break;
             }
         }
         (set, calibrate)
+    }
+
+    /// This record with the fields of a `CACHECOPY_TUNE` line applied (`nt=16M,small=plain`:
+    /// comma-separated `name=value` fields, names and values as the record's `Display` writes
+    /// them, a size with an optional `K`, `M` or `G`, or `never`), each value checked against
+    /// what this CPU runs.
+    ///
+    /// # Errors
+    /// [`BadField`] for the first field with an unknown name, no value, or a value this CPU
+    /// cannot take (a `calibrate` field too: only the environment's line measures).
+    ///
+    /// ```
+    /// use cachecopy::tune::Plan;
+    /// let t = Plan::current().tuning().with_line("nt=16M, fill_nt=never").unwrap();
+    /// assert_eq!((t.nt, t.fill_nt), (16 << 20, usize::MAX));
+    /// let e = t.with_line("nt=lots").unwrap_err();
+    /// assert_eq!(e.to_string(), r#"field "nt=lots": expected a size (digits with K, M or G, or never)"#);
+    /// ```
+    pub fn with_line(mut self, line: &str) -> Result<Tuning, BadField> {
+        let facts = super::plan::facts();
+        let runs = facts.runs();
+        let mut first = None;
+        let (_, calibrate) = self.apply_line(line.as_bytes(), ALL, &runs, |field, why| {
+            first = Some(BadField::new(field, why, &runs));
+            false
+        });
+        match first {
+            Some(e) => Err(e),
+            None if calibrate => Err(BadField::new(b"calibrate", Bad::Calibrate, &runs)),
+            None => Ok(self),
+        }
     }
 
     /// Writes `name=value` for each field of `which` (a mask over [`FIELDS`]) the line writes,
@@ -540,6 +587,78 @@ impl fmt::Display for Names {
         Ok(())
     }
 }
+
+/// What was wrong with a field of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bad {
+    /// No field of the mask has this name.
+    Name(u16),
+    /// A value the field's kind does not take on this CPU.
+    Value(Kind),
+    /// `calibrate`, where no measurement can follow.
+    Calibrate,
+}
+
+impl Bad {
+    /// Writes what the field should have been.
+    fn write(self, f: &mut dyn fmt::Write, runs: &Runs<'_>) -> fmt::Result {
+        match self {
+            Bad::Name(mask) => write!(f, "expected one of {}", Names(mask)),
+            Bad::Value(kind) => write!(f, "expected {}", Expected(kind, runs)),
+            Bad::Calibrate => f.write_str("only CACHECOPY_TUNE measures at first use"),
+        }
+    }
+}
+
+/// A field of a tuning line that [`Tuning::with_line`] could not take: its text (up to 48
+/// bytes of it) and what it should have been. Its `Display` says both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct BadField {
+    text: [u8; 48],
+    len: u8,
+    why: Bad,
+    runs: (u8, u8, bool),
+}
+
+impl BadField {
+    fn new(field: &[u8], why: Bad, runs: &Runs<'_>) -> BadField {
+        let mut text = [0; 48];
+        let len = field.len().min(48);
+        text[..len].copy_from_slice(&field[..len]);
+        BadField {
+            text,
+            len: len as u8,
+            why,
+            runs: (runs.backends.len() as u8, runs.flush, runs.masks),
+        }
+    }
+
+    /// The field as written (cut at 48 bytes).
+    pub fn field(&self) -> &str {
+        core::str::from_utf8(&self.text[..usize::from(self.len)]).unwrap_or("(not UTF-8)")
+    }
+}
+
+impl fmt::Display for BadField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (n, flush, masks) = self.runs;
+        let runs = Runs {
+            backends: &super::table::NAMES[..usize::from(n)],
+            flush,
+            masks,
+        };
+        write!(f, "field {:?}: ", self.field())?;
+        self.why.write(f, &runs)
+    }
+}
+
+impl fmt::Debug for BadField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl core::error::Error for BadField {}
 
 /// The warning about one bad field of `what` (a variable holding a line).
 fn bad_field(what: &str, field: &[u8], why: fmt::Arguments<'_>) {

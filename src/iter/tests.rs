@@ -358,11 +358,16 @@ fn gather_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let dst = &mut guard[off..off + len];
                 let mode = Mode::ALL[mode as usize];
                 let (n, want) = if matches!(op, Op::Full { .. }) {
-                    let r = full(&mut c, len, |c| copy_from_iter_on(k, dst, c, mode));
+                    let r = full(&mut c, len, |c| {
+                        copy_from_iter_on(crate::dispatch::plan::active(), k, dst, c, mode)
+                    });
                     let want = if len <= m.count { len } else { 0 };
                     (if r.is_ok() { len } else { 0 }, want)
                 } else {
-                    (copy_from_iter_on(k, dst, &mut c, mode), len.min(m.count))
+                    (
+                        copy_from_iter_on(crate::dispatch::plan::active(), k, dst, &mut c, mode),
+                        len.min(m.count),
+                    )
                 };
                 assert_eq!(n, want);
                 assert_eq!(&guard[off..off + n], &flat[m.pos..m.pos + n], "{mode:?}");
@@ -417,7 +422,7 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let len = len.min(m.count + 100);
                 let mode = Mode::ALL[mode as usize];
                 let n = if off % 4 == 0 {
-                    let n = zero_iter_on(k, &mut c, len, mode);
+                    let n = zero_iter_on(crate::dispatch::plan::active(), k, &mut c, len, mode);
                     for j in m.pos..m.pos + n {
                         model[map[j]] = 0;
                     }
@@ -425,7 +430,7 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 } else {
                     let start = i % 50;
                     let s = &src[start..start + len.min(total + 50)];
-                    let n = copy_to_iter_on(k, s, &mut c, mode);
+                    let n = copy_to_iter_on(crate::dispatch::plan::active(), k, s, &mut c, mode);
                     assert_eq!(n, s.len().min(m.count));
                     for j in 0..n {
                         model[map[m.pos + j]] = s[j];
@@ -440,7 +445,13 @@ fn scatter_case(k: &Kernels, layout: &Layout, ops: &[Op]) {
                 let len = len.min(m.count + 100).min(src.len());
                 let s = &src[..len];
                 let r = full(&mut c, len, |c| {
-                    copy_to_iter_on(k, s, c, Mode::ALL[mode as usize])
+                    copy_to_iter_on(
+                        crate::dispatch::plan::active(),
+                        k,
+                        s,
+                        c,
+                        Mode::ALL[mode as usize],
+                    )
                 });
                 assert_eq!(r.is_ok(), len <= m.count);
                 if r.is_ok() {
@@ -478,7 +489,14 @@ fn cursor_case(k: &Kernels, from: &Layout, to: &Layout, len: usize, mode: Mode) 
     src.advance(flat.len().min(3));
     let skip = flat.len().min(3);
     let mut dst = Dest::iovec(&mut diov);
-    let n = copy_iter_on(k, &mut dst, &mut src, len, mode);
+    let n = copy_iter_on(
+        crate::dispatch::plan::active(),
+        k,
+        &mut dst,
+        &mut src,
+        len,
+        mode,
+    );
     let expect = len.min(map.len()).min(flat.len() - skip);
     assert_eq!(n, expect);
     assert_eq!(
@@ -565,6 +583,7 @@ fn nt_gather_streams_across_boundaries() {
                     let mut out = vec![0u8; dst_off + want.len() + 64];
                     let mut src = Source::iovec(&segs);
                     let n = copy_from_iter_on(
+                        crate::dispatch::plan::active(),
                         k,
                         &mut out[dst_off..dst_off + want.len()],
                         &mut src,
@@ -628,6 +647,7 @@ fn gather_packs_lines_shared_by_many_segments() {
                             // SAFETY: an exclusive slice, overlapping no segment; fenced below.
                             let (n, s, store) = unsafe {
                                 crate::net::csum_and_copy_from_iter_unfenced(
+                                    crate::dispatch::plan::active(),
                                     k,
                                     dst.as_mut_ptr(),
                                     dst.len(),
@@ -635,12 +655,18 @@ fn gather_packs_lines_shared_by_many_segments() {
                                     mode,
                                 )
                             };
-                            // SAFETY: dispatch's flush op.
+                            // SAFETY: the plan's flush op.
                             unsafe { store.fence() };
                             assert_eq!(s, crate::testutil::ones_sum(want), "{lens:?} +{off}");
                             n
                         } else {
-                            copy_from_iter_on(k, dst, &mut src, mode)
+                            copy_from_iter_on(
+                                crate::dispatch::plan::active(),
+                                k,
+                                dst,
+                                &mut src,
+                                mode,
+                            )
                         };
                         let what = std::format!("{lens:?} +{off} {mode:?} sum {sum}");
                         assert_eq!(n, want.len(), "{what}");
@@ -708,7 +734,16 @@ fn kunit_copy_to_kvec() {
             .collect();
         let mut iter = Dest::iovec(&mut kvec);
         let size = iter.count();
-        assert_eq!(copy_to_iter_on(k, &scratch[..size], &mut iter, mode), size);
+        assert_eq!(
+            copy_to_iter_on(
+                crate::dispatch::plan::active(),
+                k,
+                &scratch[..size],
+                &mut iter,
+                mode
+            ),
+            size
+        );
         assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
         drop(kvec);
         assert!(buffer == expect, "{mode:?}");
@@ -729,7 +764,13 @@ fn kunit_copy_from_kvec() {
         let mut scratch = vec![0u8; BUFSIZE];
         let size = iter.count().min(BUFSIZE);
         assert_eq!(
-            copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
+            copy_from_iter_on(
+                crate::dispatch::plan::active(),
+                k,
+                &mut scratch[..size],
+                &mut iter,
+                mode
+            ),
             size
         );
         assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
@@ -764,7 +805,16 @@ fn kunit_copy_to_bvec() {
         ];
         let mut iter = Dest::bvec(&mut bvec);
         let size = iter.count();
-        assert_eq!(copy_to_iter_on(k, &scratch[..size], &mut iter, mode), size);
+        assert_eq!(
+            copy_to_iter_on(
+                crate::dispatch::plan::active(),
+                k,
+                &scratch[..size],
+                &mut iter,
+                mode
+            ),
+            size
+        );
         assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
         assert!(buffer == expect, "{mode:?}");
     }
@@ -787,7 +837,13 @@ fn kunit_copy_from_bvec() {
         let mut scratch = vec![0u8; BUFSIZE];
         let size = iter.count();
         assert_eq!(
-            copy_from_iter_on(k, &mut scratch[..size], &mut iter, mode),
+            copy_from_iter_on(
+                crate::dispatch::plan::active(),
+                k,
+                &mut scratch[..size],
+                &mut iter,
+                mode
+            ),
             size
         );
         assert_eq!((iter.count(), iter.nr_segs()), (0, 0));
@@ -801,7 +857,16 @@ fn discard_counts_and_moves_nothing() {
     let mut d = Dest::discard(60);
     for k in backends() {
         let mut d2 = Dest::discard(60);
-        assert_eq!(copy_to_iter_on(k, &src, &mut d2, Mode::NonTemporal), 60);
+        assert_eq!(
+            copy_to_iter_on(
+                crate::dispatch::plan::active(),
+                k,
+                &src,
+                &mut d2,
+                Mode::NonTemporal
+            ),
+            60
+        );
         assert_eq!(d2.count(), 0);
     }
     d.advance(10);

@@ -649,8 +649,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(
         }
         #[cfg(target_arch = "x86_64")]
         if len > 8 * V::BYTES {
-            if len >= 64 && len >= knobs.rep_movsb && !aliases_4k(dst, src)
-            {
+            if len >= 64 && len >= knobs.rep_movsb && !aliases_4k(dst, src) {
                 // `head < 64 <= len`: the 64-byte move covers it, then the string move runs
                 // from the aligned destination address to the end.
                 let head = (dst as usize).wrapping_neg() & 63;
@@ -726,10 +725,7 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
             return temporal::<V, Splat>(dst, Splat(byte), len);
         }
         #[cfg(target_arch = "x86_64")]
-        if len > 8 * V::BYTES
-            && len >= 64
-            && len >= knobs.fill_rep
-        {
+        if len > 8 * V::BYTES && len >= 64 && len >= knobs.fill_rep {
             // `head < 64 <= len`: the 64-byte store covers it, then the string store runs from
             // the aligned address to the end.
             let head = (dst as usize).wrapping_neg() & 63;

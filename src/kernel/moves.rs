@@ -235,9 +235,19 @@ unsafe fn stream_move<V: Vector>(
                 }
                 off += STREAM_LINE;
             }
-            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end, &Knobs::PLAIN);
+            move_temporal::<V>(
+                dst.add(body_end),
+                src.add(body_end),
+                len - body_end,
+                &Knobs::PLAIN,
+            );
         } else {
-            move_temporal::<V>(dst.add(body_end), src.add(body_end), len - body_end, &Knobs::PLAIN);
+            move_temporal::<V>(
+                dst.add(body_end),
+                src.add(body_end),
+                len - body_end,
+                &Knobs::PLAIN,
+            );
             let mut off = body_end;
             while off > head {
                 off -= STREAM_LINE;

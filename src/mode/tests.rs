@@ -1,28 +1,24 @@
-//! The resolution of every mode through the published bounds (`dispatch::copy_below`,
-//! `fill_below`) against the rule it replaced (the reference below): every mode, a constant at
-//! the call site and a value read at run time, at lengths around `STREAM_MIN` and around the
-//! thresholds, after the setters and after a calibration's `apply`; and the bounds while
-//! setters race.
+//! The resolution of every mode through a plan's bounds (`Plan::copy_below`, `fill_below`)
+//! against the rule they stand for (the reference below): every mode, a constant at the call
+//! site and a value read at run time, at lengths around `STREAM_MIN` and around the thresholds,
+//! for plans built with every kind of threshold, and for the plan a calibration's `apply`
+//! publishes.
 
 extern crate std;
 
 use core::hint::black_box;
-use core::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::vec::Vec;
 
-use super::{Mode, Store};
-use crate::dispatch::{self, copy_below, fill_below, index, Bounds};
+use super::{Bounds, Mode, Store};
+use crate::cpu::FlushOp;
+use crate::dispatch::plan::{self, Plan};
 use crate::kernel::STREAM_MIN;
-use crate::thresholds::{
-    fill_nt_threshold, nt_threshold, set_fill_nt_threshold, set_nt_threshold, HeldThresholds,
-};
 
-/// The rule before the bounds (`Mode::resolve` with a threshold getter), the reference.
-fn reference(mode: Mode, len: usize, threshold: usize) -> Store {
+/// The rule the bounds stand for (`Mode::resolve` with a threshold), the reference.
+fn reference(mode: Mode, len: usize, threshold: usize, flush: FlushOp) -> Store {
     match mode {
         Mode::Temporal => Store::Temporal,
-        Mode::FlushCache => Store::Flush(dispatch::flush_op()),
+        Mode::FlushCache => Store::Flush(flush),
         Mode::NonTemporal if len >= STREAM_MIN => Store::NonTemporal,
         Mode::Auto if len >= STREAM_MIN && len >= threshold => Store::NonTemporal,
         Mode::NonTemporal | Mode::Auto => Store::Temporal,
@@ -32,12 +28,12 @@ fn reference(mode: Mode, len: usize, threshold: usize) -> Store {
 /// `mode.resolve` with the mode a constant at the call site, so each arm is folded as an
 /// entry point's is.
 #[inline(always)]
-fn constant(mode: Mode, len: usize, below: &Bounds) -> Store {
+fn constant(mode: Mode, len: usize, below: &Bounds, flush: FlushOp) -> Store {
     match mode {
-        Mode::Temporal => Mode::Temporal.resolve(len, below),
-        Mode::NonTemporal => Mode::NonTemporal.resolve(len, below),
-        Mode::FlushCache => Mode::FlushCache.resolve(len, below),
-        Mode::Auto => Mode::Auto.resolve(len, below),
+        Mode::Temporal => Mode::Temporal.resolve(len, below, flush),
+        Mode::NonTemporal => Mode::NonTemporal.resolve(len, below, flush),
+        Mode::FlushCache => Mode::FlushCache.resolve(len, below, flush),
+        Mode::Auto => Mode::Auto.resolve(len, below, flush),
     }
 }
 
@@ -65,22 +61,30 @@ fn lengths(threshold: usize) -> Vec<usize> {
 }
 
 /// Every mode, constant and at run time, copies and fills, and moves at a near and a far
-/// distance, against the reference under the thresholds in force.
-fn check_all(what: &str) {
-    let (nt, fill_nt) = (nt_threshold(), fill_nt_threshold());
-    for (below, threshold, op) in [(copy_below(), nt, "copy"), (fill_below(), fill_nt, "fill")] {
+/// distance, against the reference under the thresholds of `p`.
+fn check_all(p: &Plan, what: &str) {
+    let (nt, fill_nt, flush) = (p.tuning.nt, p.tuning.fill_nt, p.tuning.flush);
+    for (below, threshold, op) in [
+        (&p.copy_below, nt, "copy"),
+        (&p.fill_below, fill_nt, "fill"),
+    ] {
         assert_eq!(
-            below[index::AUTO].load(Ordering::Relaxed),
+            below[Mode::Auto as usize],
             threshold.max(STREAM_MIN),
             "{what}: {op} Auto bound"
         );
         for len in lengths(threshold) {
             for mode in Mode::ALL {
-                let want = reference(mode, len, threshold);
+                let want = reference(mode, len, threshold, flush);
                 let tag = || std::format!("{what}: {op} {mode} {len} B, threshold {threshold}");
-                assert_eq!(constant(mode, len, below), want, "{} (constant)", tag());
                 assert_eq!(
-                    black_box(mode).resolve(len, below),
+                    constant(mode, len, below, flush),
+                    want,
+                    "{} (constant)",
+                    tag()
+                );
+                assert_eq!(
+                    black_box(mode).resolve(len, below, flush),
                     want,
                     "{} (run time)",
                     tag()
@@ -115,8 +119,8 @@ fn check_all(what: &str) {
                         len
                     };
                     assert_eq!(
-                        black_box(mode).resolve_move(d, s, len),
-                        reference(mode, n, nt),
+                        black_box(mode).resolve_move(d, s, len, &p.copy_below, flush),
+                        reference(mode, n, nt, flush),
                         "{what}: move {mode} {len} B by {dist}, threshold {nt}"
                     );
                 }
@@ -125,9 +129,9 @@ fn check_all(what: &str) {
     }
 }
 
-/// The thresholds the tests set: both sides of `STREAM_MIN`, a page and a bit, a few MiB,
-/// the largest length, never, and `UNSET`'s stand-in (reads back as never).
-const VALUES: [usize; 10] = [
+/// The thresholds the tests build plans with: both sides of `STREAM_MIN`, a page and a bit, a
+/// few MiB, the largest length, and never.
+const VALUES: [usize; 9] = [
     0,
     1,
     STREAM_MIN - 1,
@@ -136,99 +140,37 @@ const VALUES: [usize; 10] = [
     3 << 20,
     isize::MAX as usize,
     isize::MAX as usize + 1,
-    usize::MAX - 1,
     usize::MAX,
 ];
 
 #[test]
-fn every_mode_resolves_as_the_old_rule_after_every_setter() {
-    let _held = HeldThresholds::take();
-    check_all("detected");
+fn every_mode_resolves_as_the_rule_in_every_plan() {
+    check_all(plan::active(), "detected");
     let values: &[usize] = if cfg!(miri) { &VALUES[2..5] } else { &VALUES };
     for (i, &nt) in values.iter().enumerate() {
         let fill = values[(i + 3) % values.len()];
-        set_nt_threshold(nt);
-        set_fill_nt_threshold(fill);
-        check_all(&std::format!("set nt {nt}, fill {fill}"));
+        let mut t = plan::active().tuning;
+        (t.nt, t.fill_nt) = (nt, fill);
+        let p = Plan::new(t).unwrap();
+        check_all(&p, &std::format!("nt {nt}, fill {fill}"));
     }
 }
 
 #[test]
 #[cfg(unix)]
-fn a_calibrations_apply_moves_the_bounds() {
+fn a_calibrations_apply_publishes_its_bounds() {
     use crate::tune::calibrate::Calibration;
-    let _held = HeldThresholds::take();
+    let _held = plan::HeldPlan::take();
     for (copy, fill) in [
         (Some(5 << 20), Some(700)),
         (Some(1), None),
         (None, Some(9 << 20)),
     ] {
-        let (nt, fill_nt) = (nt_threshold(), fill_nt_threshold());
+        let before = plan::active().tuning;
         Calibration::deciding(copy, fill).apply();
-        assert_eq!(nt_threshold(), copy.unwrap_or(nt));
-        assert_eq!(fill_nt_threshold(), fill.unwrap_or(fill_nt));
-        check_all(&std::format!("applied {copy:?} {fill:?}"));
+        let p = plan::active();
+        assert_eq!(p.tuning.nt, copy.unwrap_or(before.nt));
+        assert_eq!(p.tuning.fill_nt, fill.unwrap_or(before.fill_nt));
+        check_all(p, &std::format!("applied {copy:?} {fill:?}"));
     }
-}
-
-/// Setters race each other and readers: every bound a reader sees is `max(STREAM_MIN, t)` for
-/// a threshold `t` some setter set, and once the setters are done each bound is its
-/// threshold's.
-#[test]
-fn racing_setters_leave_valid_bounds() {
-    let _held = HeldThresholds::take();
-    let stored = |v: usize| if v == usize::MAX - 1 { usize::MAX } else { v };
-    let mut valid: Vec<usize> = VALUES.iter().map(|&v| stored(v).max(STREAM_MIN)).collect();
-    valid.extend([nt_threshold(), fill_nt_threshold()].map(|t| t.max(STREAM_MIN)));
-    let flips = if cfg!(miri) { 6 } else { 2000 };
-    let stop = Arc::new(AtomicBool::new(false));
-    let readers: Vec<_> = (0..2)
-        .map(|_| {
-            let (stop, valid) = (stop.clone(), valid.clone());
-            std::thread::spawn(move || {
-                let mut seen = 0usize;
-                while !stop.load(Ordering::Relaxed) || seen == 0 {
-                    for below in [copy_below(), fill_below()] {
-                        let b = below[index::AUTO].load(Ordering::Relaxed);
-                        assert!(valid.contains(&b), "a bound no setter set: {b}");
-                        assert_eq!(below[index::TEMPORAL].load(Ordering::Relaxed), usize::MAX);
-                        assert_eq!(
-                            below[index::NONTEMPORAL].load(Ordering::Relaxed),
-                            STREAM_MIN
-                        );
-                        assert_eq!(below[index::FLUSH_CACHE].load(Ordering::Relaxed), 0);
-                    }
-                    seen += 1;
-                    if cfg!(miri) {
-                        std::thread::yield_now();
-                    }
-                }
-            })
-        })
-        .collect();
-    let setters: Vec<_> = (0..2)
-        .map(|s| {
-            std::thread::spawn(move || {
-                for i in 0..flips {
-                    let v = VALUES[(i * 7 + s * 3) % VALUES.len()];
-                    if (i + s) % 2 == 0 {
-                        set_nt_threshold(v);
-                    } else {
-                        set_fill_nt_threshold(v);
-                    }
-                    if cfg!(miri) {
-                        std::thread::yield_now();
-                    }
-                }
-            })
-        })
-        .collect();
-    for s in setters {
-        s.join().unwrap();
-    }
-    stop.store(true, Ordering::Relaxed);
-    for r in readers {
-        r.join().unwrap();
-    }
-    check_all("after the race");
 }

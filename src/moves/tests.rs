@@ -10,11 +10,16 @@ use super::{copy_within, copy_within_with_engine, move_raw, move_raw_unfenced};
 use crate::arch;
 use crate::batch::batch;
 use crate::dispatch::engine::Engine;
+use crate::dispatch::plan::{self, HeldPlan};
 use crate::fence;
 use crate::kernel::STREAM_MIN;
 use crate::mode::Mode;
 use crate::testutil::pattern;
-use crate::thresholds::{set_nt_threshold, HeldThresholds};
+
+/// Publishes the plan in force with `Auto` copies streaming from `nt` bytes.
+fn set_nt_threshold(nt: usize) {
+    plan::update(|t| t.nt = nt).unwrap();
+}
 
 /// Fences this thread issued while `f` ran.
 fn fences_during(f: impl FnOnce()) -> usize {
@@ -42,22 +47,27 @@ fn by_batch(b: &mut [u8], from: usize, to: usize, len: usize, m: Mode) {
 }
 
 fn by_engine(b: &mut [u8], from: usize, to: usize, len: usize, m: Mode) {
-    copy_within_with_engine(crate::engine(), b, from..from + len, to, m).unwrap()
+    copy_within_with_engine(plan::active().tuning.engine, b, from..from + len, to, m).unwrap()
 }
 
 fn by_generic(b: &mut [u8], from: usize, to: usize, len: usize, m: Mode) {
-    let e: Engine = crate::Backend::Generic.into();
+    let e: Engine = crate::tune::Backend::Generic.into();
     copy_within_with_engine(e, b, from..from + len, to, m).unwrap()
+}
+
+fn by_plan(b: &mut [u8], from: usize, to: usize, len: usize, m: Mode) {
+    plan::active().copy_within(b, from..from + len, to, m)
 }
 
 /// Every entry point that resolves a move's mode and fences what it owes before returning
 /// (`Batch::copy_within` when its batch ends).
-const ENTRIES: [(&str, Entry); 5] = [
+const ENTRIES: [(&str, Entry); 6] = [
     ("copy_within", by_copy_within),
     ("move_raw", by_move_raw),
     ("Batch::copy_within", by_batch),
     ("copy_within_with_engine", by_engine),
     ("copy_within_with_engine (generic)", by_generic),
+    ("Plan::copy_within", by_plan),
 ];
 
 /// Moves `len` bytes by `dist` (down, then up) through every entry point in `mode` and returns
@@ -81,7 +91,7 @@ fn streamed(mode: Mode, len: usize, dist: usize) -> Vec<bool> {
 
 #[test]
 fn auto_moves_stream_only_past_the_threshold_in_distance() {
-    let _held = HeldThresholds::take();
+    let _held = HeldPlan::take();
     // Small enough for Miri: `Auto` streams from `STREAM_MIN` here, in length and distance.
     set_nt_threshold(0);
     let (len, near, far) = (3 * STREAM_MIN, STREAM_MIN / 2, STREAM_MIN + STREAM_MIN / 2);
@@ -126,7 +136,7 @@ fn auto_moves_stream_only_past_the_threshold_in_distance() {
 /// the fence the caller then owes.
 #[test]
 fn move_raw_unfenced_moves_near_and_far() {
-    let _held = HeldThresholds::take();
+    let _held = HeldPlan::take();
     set_nt_threshold(0);
     let len = 3 * STREAM_MIN;
     for dist in [1, STREAM_MIN / 2, STREAM_MIN, len + 64] {

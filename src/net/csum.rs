@@ -9,9 +9,9 @@
 
 use crate::copy::len_mismatch;
 use crate::dispatch::engine::Backend;
+use crate::dispatch::plan;
 use crate::dispatch::store::csum_copy_on;
 use crate::dispatch::supported::Unsupported;
-use crate::dispatch::plan;
 use crate::mode::Mode;
 
 use crate::kernel::sum::{block_add, fold16, header, short, Discard, Plain, SHORT};

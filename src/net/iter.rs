@@ -4,8 +4,8 @@
 //! A streaming gather goes through the cursors' line-once writer (`kernel::gather`), summing
 //! as it writes.
 
-use crate::dispatch::table::Kernels;
 use crate::dispatch::plan::{self, Plan};
+use crate::dispatch::table::Kernels;
 use crate::iter::{Dest, Source};
 use crate::mode::Mode;
 use crate::policy::Select;

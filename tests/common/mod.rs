@@ -1,7 +1,8 @@
 //! Shared test rig: guard-page buffers, patterns and the reference tables every backend runs.
 #![allow(dead_code)]
 
-use cachecopy::{Backend, Edges, Engine, Mode};
+use cachecopy::tune::{Backend, Edges, Engine};
+use cachecopy::Mode;
 
 pub mod moves;
 
@@ -135,10 +136,54 @@ pub const ALL_BACKENDS: [Backend; 5] = {
     [Generic, Sse2, Avx2, Avx512, Neon]
 };
 
+/// What a table runs: exactly one engine's own loops (`raw::copy_with_engine`, no variant), or
+/// a plan (`Plan::copy`: the inline classes, then the plan's kernels with its variants).
+#[derive(Clone, Copy, Debug)]
+pub enum Runner {
+    Engine(Engine),
+    Plan(cachecopy::tune::Plan),
+}
+
+impl From<Backend> for Runner {
+    fn from(b: Backend) -> Runner {
+        Runner::Engine(b.into())
+    }
+}
+
+impl From<Engine> for Runner {
+    fn from(e: Engine) -> Runner {
+        Runner::Engine(e)
+    }
+}
+
+impl From<cachecopy::tune::Plan> for Runner {
+    fn from(p: cachecopy::tune::Plan) -> Runner {
+        Runner::Plan(p)
+    }
+}
+
+impl Runner {
+    /// Copies `src` into `dst` in `mode`.
+    pub fn copy(&self, dst: &mut [u8], src: &[u8], mode: Mode) {
+        match self {
+            Runner::Engine(e) => cachecopy::raw::copy_with_engine(*e, dst, src, mode).unwrap(),
+            Runner::Plan(p) => p.copy(dst, src, mode),
+        }
+    }
+
+    /// Fills `dst` with `byte` in `mode`.
+    pub fn fill(&self, dst: &mut [u8], byte: u8, mode: Mode) {
+        match self {
+            Runner::Engine(e) => cachecopy::raw::fill_with_engine(*e, dst, byte, mode).unwrap(),
+            Runner::Plan(p) => p.fill(dst, byte, mode),
+        }
+    }
+}
+
 /// Copies `len` bytes from source offset `so` to destination offset `d_o` with exactly
 /// `backend` and `mode`, and checks the copy and the canaries on both sides of it.
 pub fn check_copy(
-    engine: impl Into<Engine>,
+    runner: impl Into<Runner>,
     mode: Mode,
     so: usize,
     d_o: usize,
@@ -146,12 +191,11 @@ pub fn check_copy(
     src: &[u8],
     dst: &mut Vec<u8>,
 ) {
-    let backend = engine.into();
+    let backend: Runner = runner.into();
     let room = d_o + len + 64;
     // `vec!` of a byte is one `memset` (`resize` is a loop per byte under Miri).
     *dst = vec![CANARY; room];
-    cachecopy::copy_with_engine(backend, &mut dst[d_o..d_o + len], &src[so..so + len], mode)
-        .unwrap();
+    backend.copy(&mut dst[d_o..d_o + len], &src[so..so + len], mode);
     if dst[d_o..d_o + len] != src[so..so + len] {
         let at = (0..len).find(|&i| dst[d_o + i] != src[so + i]).unwrap();
         panic!("{backend:?} {mode:?} src+{so} dst+{d_o} len {len}: first wrong byte at {at}");
@@ -164,16 +208,16 @@ pub fn check_copy(
 
 /// Fills `len` bytes at `d_o` and checks the fill and the canaries.
 pub fn check_fill(
-    engine: impl Into<Engine>,
+    runner: impl Into<Runner>,
     mode: Mode,
     d_o: usize,
     len: usize,
     byte: u8,
     dst: &mut Vec<u8>,
 ) {
-    let backend = engine.into();
+    let backend: Runner = runner.into();
     *dst = vec![CANARY; d_o + len + 64];
-    cachecopy::fill_with_engine(backend, &mut dst[d_o..d_o + len], byte, mode).unwrap();
+    backend.fill(&mut dst[d_o..d_o + len], byte, mode);
     let fill = &dst[d_o..d_o + len];
     let bad = if all_bytes(fill, byte) {
         None
@@ -262,61 +306,44 @@ pub fn emulated() -> bool {
     })
 }
 
-/// The engine the environment puts in force over this CPU's rule, as docs/engine.md states the
-/// precedence (a model written from it, not the library's parser): the rule
-/// ([`Engine::rule`]), then the engine fields of `CACHECOPY_TUNE`, then `CACHECOPY_BACKEND`
-/// (both jobs), then `CACHECOPY_ENGINE` field by field (`temporal`, `stream`, `body` for both,
-/// `edges`). A value this CPU cannot run, a value that is not UTF-8 and an unknown field are
-/// ignored. What the tests assert `engine()` is, whatever CI forces (`.ci/run` runs the
-/// suites once per engine through `CACHECOPY_TUNE`).
+/// The engine the environment puts in force over this CPU's rule, as the documentation of
+/// `cachecopy::tune` states it (a model written from it, not the library's parser): the rule
+/// ([`Engine::rule`]), then the engine fields of `CACHECOPY_TUNE` (`temporal`, `stream`, `body`
+/// for both, `edges`), in order. A value this CPU cannot run, a line that is not UTF-8 and an
+/// unknown field are ignored. What the tests assert the plan's engine is, whatever CI forces
+/// (`.ci/run` runs the suites once per engine through `CACHECOPY_TUNE`).
 pub fn engine_in_force() -> Engine {
-    use std::os::unix::ffi::OsStringExt;
     /// A backend this CPU runs, by name.
     fn runs(v: &str) -> Option<Backend> {
         Backend::from_name(v.trim()).filter(|b| Backend::supported().contains(b))
     }
-    /// The engine fields of a line, applied over `(temporal, stream, edges)`.
-    fn apply(line: &[u8], (t, s, e): (&mut Backend, &mut Backend, &mut Edges)) {
-        for field in line.split(|&b| b == b',') {
-            let Some((k, v)) = std::str::from_utf8(field)
-                .ok()
-                .and_then(|f| f.split_once('='))
-            else {
+    let rule = Engine::rule(&cachecopy::tune::cpu()).0;
+    let (mut t, mut s, mut e) = (rule.temporal, rule.stream, rule.edges);
+    if let Some(line) = std::env::var_os("CACHECOPY_TUNE") {
+        let line = line.to_string_lossy();
+        for field in line.split(',') {
+            let Some((k, v)) = field.split_once('=') else {
                 continue;
             };
             match (k.trim(), runs(v), Edges::from_name(v.trim())) {
-                ("temporal", Some(b), _) => *t = b,
-                ("stream", Some(b), _) => *s = b,
-                ("body", Some(b), _) => (*t, *s) = (b, b),
-                ("edges", _, Some(x)) => *e = x,
+                ("temporal", Some(b), _) => t = b,
+                ("stream", Some(b), _) => s = b,
+                ("body", Some(b), _) => (t, s) = (b, b),
+                ("edges", _, Some(x)) => e = x,
                 _ => {}
             }
         }
     }
-    let var = |k: &str| std::env::var_os(k).map(OsStringExt::into_vec);
-    let rule = Engine::rule(&cachecopy::cpu()).0;
-    let (mut t, mut s, mut e) = (rule.temporal, rule.stream, rule.edges);
-    if let Some(line) = var("CACHECOPY_TUNE") {
-        apply(&line, (&mut t, &mut s, &mut e));
-    }
-    if let Some(b) = var("CACHECOPY_BACKEND").and_then(|b| runs(std::str::from_utf8(&b).ok()?)) {
-        (t, s) = (b, b);
-    }
-    if let Some(line) = var("CACHECOPY_ENGINE") {
-        apply(&line, (&mut t, &mut s, &mut e));
-    }
     Engine::new(t, s, e)
 }
 
-/// Whether the environment sets the tunable `field` of the tuning line (`rep_movsb`,
-/// `fill_rep`, ...), through its own variable `var` or a `CACHECOPY_TUNE` field, so that a
-/// test of its built-in value ([`cachecopy::Tuning::rule`]) does not apply.
-pub fn tuned(field: &str, var: &str) -> bool {
-    std::env::var_os(var).is_some()
-        || std::env::var("CACHECOPY_TUNE").is_ok_and(|line| {
-            line.split(',')
-                .any(|f| f.split_once('=').is_some_and(|(k, _)| k.trim() == field))
-        })
+/// Whether `CACHECOPY_TUNE` sets the field `field` (`rep_movsb`, `fill_rep`, ...), so that a
+/// test of its built-in value ([`cachecopy::tune::Tuning::rule`]) does not apply.
+pub fn tuned(field: &str) -> bool {
+    std::env::var("CACHECOPY_TUNE").is_ok_and(|line| {
+        line.split(',')
+            .any(|f| f.split_once('=').is_some_and(|(k, _)| k.trim() == field))
+    })
 }
 
 /// The engines whose code differs: every supported backend's own table (`copy_with` of it)
@@ -335,8 +362,8 @@ pub fn engines() -> Vec<Engine> {
 }
 
 /// Every length 0..=1024 at several offset pairs.
-pub fn table_all_lengths(engine: impl Into<Engine>) {
-    let backend: Engine = engine.into();
+pub fn table_all_lengths(runner: impl Into<Runner>) {
+    let backend: Runner = runner.into();
     let max = if miri() { 40 } else { 1024 };
     let pairs: &[(usize, usize)] = if miri() {
         &[(1, 3)]
@@ -364,8 +391,8 @@ pub fn table_all_lengths(engine: impl Into<Engine>) {
 }
 
 /// All 64 x 64 (source, destination) offset pairs at every boundary length.
-pub fn table_offsets(engine: impl Into<Engine>) {
-    let backend: Engine = engine.into();
+pub fn table_offsets(runner: impl Into<Runner>) {
+    let backend: Runner = runner.into();
     let lens = if miri() {
         vec![7, 16, 33, 129]
     } else {
@@ -392,8 +419,8 @@ pub fn table_offsets(engine: impl Into<Engine>) {
 }
 
 /// Around 4 KiB, 64 KiB, 1 MiB and a few odd multi-MiB sizes.
-pub fn table_large(engine: impl Into<Engine>) {
-    let backend: Engine = engine.into();
+pub fn table_large(runner: impl Into<Runner>) {
+    let backend: Runner = runner.into();
     let mut lens = vec![
         4095,
         4096,
@@ -425,8 +452,8 @@ pub fn table_large(engine: impl Into<Engine>) {
 }
 
 /// Fill: offsets 0..=63 at every length 0..=1024 (and boundaries and multi-MiB sizes).
-pub fn table_fill(engine: impl Into<Engine>) {
-    let backend: Engine = engine.into();
+pub fn table_fill(runner: impl Into<Runner>) {
+    let backend: Runner = runner.into();
     let (max, step) = if miri() { (40, 29) } else { (1024, 1) };
     let mut dst = Vec::new();
     for mode in Mode::ALL {
@@ -456,8 +483,8 @@ pub fn table_fill(engine: impl Into<Engine>) {
 }
 
 /// Fills only, every mode, destination flush against `PROT_NONE` pages on either side.
-pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
-    let backend: Engine = engine.into();
+pub fn table_fill_guard_pages(runner: impl Into<Runner>, lens: &[usize]) {
+    let backend: Runner = runner.into();
     if miri() {
         return; // as in `table_guard_pages`.
     }
@@ -467,7 +494,7 @@ pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
             for d_end in [false, true] {
                 let dst = d.at(d_end, len);
                 for byte in [0xc3, 0] {
-                    cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
+                    backend.fill(dst, byte, mode);
                     assert!(
                         all_bytes(dst, byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len} at end {d_end}"
@@ -479,8 +506,8 @@ pub fn table_fill_guard_pages(engine: impl Into<Engine>, lens: &[usize]) {
 }
 
 /// Source and destination flush against `PROT_NONE` pages on both sides.
-pub fn table_guard_pages(engine: impl Into<Engine>) {
-    let backend: Engine = engine.into();
+pub fn table_guard_pages(runner: impl Into<Runner>) {
+    let backend: Runner = runner.into();
     // Under Miri (exact-size allocations for guard pages, see `Guarded`): the short lengths to
     // 20, every size-class boundary to the streaming cut-over's (2 KiB's are the same loop and
     // tail shapes) and one length past a page.
@@ -510,13 +537,13 @@ pub fn table_guard_pages(engine: impl Into<Engine>) {
             for &placement in placements {
                 let (src, dst) = guarded_pair(&mut s, &mut d, placement, &want);
                 dst.fill(0);
-                cachecopy::copy_with_engine(backend, dst, src, mode).unwrap();
+                backend.copy(dst, src, mode);
                 assert!(
                     dst == want.as_slice(),
                     "{backend:?} {mode:?} guarded copy len {len}"
                 );
                 for byte in [0x3c, 0] {
-                    cachecopy::fill_with_engine(backend, dst, byte, mode).unwrap();
+                    backend.fill(dst, byte, mode);
                     assert!(
                         all_bytes(dst, byte),
                         "{backend:?} {mode:?} guarded fill {byte:#x} len {len}"

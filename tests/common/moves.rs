@@ -1,7 +1,9 @@
 //! The move rig (tests/moves.rs, tests/avx512.rs): a non-repeating pattern, one move checked
 //! against `slice::copy_within` inside guard pages, and the distances and lengths to sweep.
 
-use cachecopy::{copy_within_with_engine, Engine, Mode};
+use cachecopy::raw::copy_within_with_engine;
+use cachecopy::tune::Engine;
+use cachecopy::Mode;
 
 use super::{boundary_lengths, emulated, miri, Guarded};
 

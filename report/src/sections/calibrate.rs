@@ -1,10 +1,10 @@
 //! Section 5: where `Auto` should switch to streaming stores on this machine, measured, for
 //! copies and for fills (a fill has no source stream, so its crossover is its own), beside what
-//! the library's own `cachecopy::calibrate()` measured in the same run: its ratio at every size
+//! the library's own `cachecopy::tune::calibrate()` measured in the same run: its ratio at every size
 //! it tried (the same figure, NonTemporal ÷ Temporal into a hot destination), its decision and
 //! whether that agrees with this sweep's within 2x, and its string-instruction thresholds.
 
-use cachecopy::calibrate::Outcome;
+use cachecopy::tune::calibrate::Outcome;
 use cachecopy::Mode;
 use serde::Serialize;
 
@@ -43,17 +43,17 @@ pub struct Calibration {
     pub builtin: usize,
     /// glibc `memcpy`'s own switch to streaming stores (copies only).
     pub glibc: Option<usize>,
-    /// What the library's own `cachecopy::calibrate()` found on this run (the function
+    /// What the library's own `cachecopy::tune::calibrate()` found on this run (the function
     /// `CACHECOPY_NT_THRESHOLD=calibrate` runs at start-up).
     pub library: Library,
 }
 
-/// One `cachecopy::calibrate()` sweep, as the report shows it.
+/// One `cachecopy::tune::calibrate()` sweep, as the report shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct LibrarySweep {
     /// The threshold it decided (`usize::MAX`: never), or `None`: the built-in rule stays.
     pub decided: Option<usize>,
-    /// Why (`cachecopy::calibrate::Outcome`).
+    /// Why (`cachecopy::tune::calibrate::Outcome`).
     pub outcome: String,
     /// Every size it measured: (size, median ratio, rounds the candidate won, rounds).
     pub points: Vec<(usize, f64, u32, u32)>,
@@ -63,8 +63,8 @@ pub struct LibrarySweep {
 }
 
 impl LibrarySweep {
-    fn of(s: &cachecopy::calibrate::Sweep) -> LibrarySweep {
-        let measured = |pts: &[cachecopy::calibrate::Point]| -> Vec<(usize, f64, u32, u32)> {
+    fn of(s: &cachecopy::tune::calibrate::Sweep) -> LibrarySweep {
+        let measured = |pts: &[cachecopy::tune::calibrate::Point]| -> Vec<(usize, f64, u32, u32)> {
             pts.iter()
                 .filter(|p| p.rounds > 0)
                 .map(|p| (p.size, p.ratio, p.wins, p.rounds))
@@ -88,7 +88,7 @@ impl LibrarySweep {
     }
 }
 
-/// `cachecopy::calibrate()`'s part of a section.
+/// `cachecopy::tune::calibrate()`'s part of a section.
 #[derive(Clone, Debug, Serialize)]
 pub struct Library {
     /// The NT sweep of this kind (hot destination, NonTemporal ÷ Temporal).
@@ -105,14 +105,14 @@ pub struct Library {
     /// The string-instruction threshold in force (`rep_movsb_threshold()` or
     /// `fill_rep_threshold()`).
     pub rep_builtin: usize,
-    /// How long `cachecopy::calibrate()` took, in milliseconds.
+    /// How long `cachecopy::tune::calibrate()` took, in milliseconds.
     pub ms: f64,
 }
 
 /// The smallest size from which streaming does not lose, given (size, NonTemporal ÷ Temporal)
 /// summaries: the start of the longest run of sizes, up to the largest, where no point loses.
 /// A point loses when its median is more than [`TIE`] below 1 (within it, it ties, as a size
-/// `cachecopy::calibrate()` settles within 3 % of parity does: otherwise a size at parity, read
+/// `cachecopy::tune::calibrate()` settles within 3 % of parity does: otherwise a size at parity, read
 /// a little either side of 1 from one run to the next, moved the recommendation past the sizes
 /// above it: docs/performance.md, "Calibration"), except a noisy point within 10 % of
 /// parity (on a shared VM one preempted round moves a median by that much). `None` when the
@@ -134,7 +134,7 @@ pub fn crossover(points: &[(usize, Summary)]) -> Option<usize> {
     best
 }
 
-/// How far below parity a median still ties (`cachecopy::calibrate()`'s own tie).
+/// How far below parity a median still ties (`cachecopy::tune::calibrate()`'s own tie).
 pub const TIE: f64 = 0.03;
 
 /// The threshold to recommend: the hot crossover, the size from which streaming is no slower
@@ -153,11 +153,11 @@ pub fn within_2x(a: usize, b: usize) -> bool {
 }
 
 /// Measures and prints section 5 (`Kind::Copy`) or 5b (`Kind::Fill`), beside `lib`, a
-/// `cachecopy::calibrate()` of this run.
+/// `cachecopy::tune::calibrate()` of this run.
 pub fn section(
     s: &mut Session,
     kind: Kind,
-    lib: &cachecopy::calibrate::Calibration,
+    lib: &cachecopy::tune::calibrate::Calibration,
 ) -> Calibration {
     s.start(match kind {
         Kind::Copy => "5. Auto calibration",
@@ -184,7 +184,7 @@ pub fn section(
 /// `lib`'s sweeps of `kind`, compared with the recommendation `recommended`.
 fn library(
     kind: Kind,
-    lib: &cachecopy::calibrate::Calibration,
+    lib: &cachecopy::tune::calibrate::Calibration,
     recommended: Option<usize>,
 ) -> Library {
     let (nt, rep, rep_hot, rep_builtin) = match kind {
@@ -192,13 +192,13 @@ fn library(
             &lib.copy_sweep,
             &lib.rep_movsb_sweep,
             &lib.rep_movsb_hot,
-            cachecopy::rep_movsb_threshold(),
+            cachecopy::tune::Plan::current().tuning().rep_movsb,
         ),
         Kind::Fill => (
             &lib.fill_sweep,
             &lib.fill_rep_sweep,
             &lib.fill_rep_hot,
-            cachecopy::fill_rep_threshold(),
+            cachecopy::tune::Plan::current().tuning().fill_rep,
         ),
     };
     Library {
@@ -510,7 +510,10 @@ mod tests {
             t.contains("CACHECOPY_FILL_NT_THRESHOLD=32768  (32 KiB"),
             "{t}"
         );
-        assert!(t.contains("1 MiB (cachecopy::fill_nt_threshold())"), "{t}");
+        assert!(
+            t.contains("1 MiB (cachecopy::tune::Plan::current().tuning().fill_nt)"),
+            "{t}"
+        );
         assert!(!t.contains("   glibc  "), "{t}");
         // The library's own ratios beside the sweep's, in the same rows.
         assert!(t.contains("0.50x    0.25x        0.75x 0/2\n"), "{t}");

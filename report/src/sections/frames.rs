@@ -14,7 +14,7 @@
 //! interleaved rounds, with its ratio to glibc and to the limit paired per round.
 //!
 //! Section 7b runs the batched copies, the gather and `Temporal` on every engine the CPU offers
-//! (`cachecopy::Engine::supported`, each register set alone, AVX-512 with either edge store),
+//! (`cachecopy::tune::Engine::supported`, each register set alone, AVX-512 with either edge store),
 //! beside the limit on the larger ring: the evidence behind the engine rule (`docs/engine.md`).
 //!
 //! Section 7d moves the payload through every offset of `cachecopy_arena::frame::OFFSETS` (0,
@@ -29,7 +29,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use cachecopy::iter::{IoVec, Source};
-use cachecopy::{Engine, Mode};
+use cachecopy::tune::Engine;
+use cachecopy::Mode;
 use cachecopy_arena::frame::{self, Place, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
 use crate::findings::Findings;
@@ -107,13 +108,13 @@ impl Variant {
                 };
                 for slot in slots.chunks_exact_mut(SLOT) {
                     let (a, b) = slot[start..end].split_at_mut(h);
-                    cachecopy::copy_with_engine(e, a, hdr, mode).expect("a supported engine");
-                    cachecopy::copy_with_engine(e, b, payload, mode).expect("supported");
+                    cachecopy::raw::copy_with_engine(e, a, hdr, mode).expect("a supported engine");
+                    cachecopy::raw::copy_with_engine(e, b, payload, mode).expect("supported");
                 }
             }
             Variant::Batched(e) => {
                 for group in slots.chunks_mut(BATCH * SLOT) {
-                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
+                    cachecopy::raw::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
                             let (a, rest) = slot[start..end].split_at_mut(h);
                             b.copy(a, hdr);
@@ -127,7 +128,7 @@ impl Variant {
                 let segs = [IoVec::new(hdr), IoVec::new(payload)];
                 let segs = if h == 0 { &segs[1..] } else { &segs[..] };
                 for group in slots.chunks_mut(BATCH * SLOT) {
-                    cachecopy::batch_with(e, Mode::NonTemporal, |b| {
+                    cachecopy::raw::batch_with(e, Mode::NonTemporal, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
                             let f = &mut slot[start..end];
                             let n = b.copy_from_iter(f, &mut Source::iovec(segs));
@@ -145,7 +146,7 @@ impl Variant {
                     Mode::Temporal
                 };
                 for group in slots.chunks_mut(BATCH * SLOT) {
-                    cachecopy::batch_with(e, mode, |b| {
+                    cachecopy::raw::batch_with(e, mode, |b| {
                         for slot in group.chunks_exact_mut(SLOT) {
                             let f = &mut slot[start..end];
                             let header =
@@ -223,22 +224,22 @@ impl Row {
     }
 }
 
-/// 7c: one candidate, one job, one working set of `cachecopy::calibrate()`'s engine check.
+/// 7c: one candidate, one job, one working set of `cachecopy::tune::calibrate()`'s engine check.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evidence {
-    /// `cold ring`, `hot ring` or `calls` (`cachecopy::calibrate::WorkingSet`).
+    /// `cold ring`, `hot ring` or `calls` (`cachecopy::tune::calibrate::WorkingSet`).
     pub set: String,
     /// Median of the candidate's time ÷ the rule's (below 1: faster).
     pub ratio: f64,
     /// Rounds it was faster, of `rounds`.
     pub faster: u32,
     pub rounds: u32,
-    /// `faster`, `same`, `slower` or `unsettled` (`cachecopy::calibrate::Verdict`).
+    /// `faster`, `same`, `slower` or `unsettled` (`cachecopy::tune::calibrate::Verdict`).
     pub verdict: String,
 }
 
 impl Evidence {
-    fn of(e: &cachecopy::calibrate::Evidence) -> Evidence {
+    fn of(e: &cachecopy::tune::calibrate::Evidence) -> Evidence {
         Evidence {
             set: e.set.to_string(),
             ratio: e.ratio,
@@ -249,7 +250,7 @@ impl Evidence {
     }
 }
 
-/// 7c: one candidate of `cachecopy::calibrate()`'s engine check.
+/// 7c: one candidate of `cachecopy::tune::calibrate()`'s engine check.
 #[derive(Clone, Debug, Serialize)]
 pub struct EngineTrial {
     /// The candidate engine.
@@ -258,11 +259,11 @@ pub struct EngineTrial {
     pub temporal: Vec<Evidence>,
     /// The streamed job (`NonTemporal`, batched) on each working set.
     pub stream: Vec<Evidence>,
-    /// What became of it for each job, with the reason (`cachecopy::calibrate::Decision`).
+    /// What became of it for each job, with the reason (`cachecopy::tune::calibrate::Decision`).
     pub decision: (String, String),
 }
 
-/// 7c: what `cachecopy::calibrate()` measured of the engine.
+/// 7c: what `cachecopy::tune::calibrate()` measured of the engine.
 #[derive(Clone, Debug, Serialize)]
 pub struct EngineCheck {
     /// The CPU's rule.
@@ -275,7 +276,7 @@ pub struct EngineCheck {
 }
 
 impl EngineCheck {
-    fn of(c: &cachecopy::calibrate::Calibration) -> EngineCheck {
+    fn of(c: &cachecopy::tune::calibrate::Calibration) -> EngineCheck {
         let k = &c.engine_check;
         EngineCheck {
             rule: k.rule.to_string(),
@@ -314,7 +315,7 @@ pub struct Frames {
     pub engines: Vec<Row>,
     /// 7d: the hot ring, then the larger one, a row per payload offset (active engine).
     pub offsets: Vec<Row>,
-    /// 7c: `cachecopy::calibrate()`'s engine check.
+    /// 7c: `cachecopy::tune::calibrate()`'s engine check.
     pub check: EngineCheck,
 }
 
@@ -345,21 +346,21 @@ fn rings(machine: &Machine, tiny: bool) -> Vec<usize> {
 /// stores; section 2 measures it).
 fn engines() -> Vec<Engine> {
     let mut v: Vec<Engine> = Engine::candidates().collect();
-    if !v.contains(&cachecopy::engine()) {
-        v.push(cachecopy::engine());
+    if !v.contains(&cachecopy::tune::Plan::current().tuning().engine) {
+        v.push(cachecopy::tune::Plan::current().tuning().engine);
     }
     v
 }
 
-/// Measures and prints section 7; `lib` is the run's `cachecopy::calibrate()` (7c).
-pub fn section(s: &mut Session, lib: &cachecopy::calibrate::Calibration) -> Frames {
+/// Measures and prints section 7; `lib` is the run's `cachecopy::tune::calibrate()` (7c).
+pub fn section(s: &mut Session, lib: &cachecopy::tune::calibrate::Calibration) -> Frames {
     s.start("7. frames");
     let tiny = s.plan.sample_bytes < (1 << 20);
     let rings = rings(s.machine, tiny);
     let per_sample = if tiny { 2 * BATCH } else { 16 * 1024 };
     let samples = s.plan.samples.max(3);
     let p = Pieces::new(s.src.as_slice());
-    let e = cachecopy::engine();
+    let e = cachecopy::tune::Plan::current().tuning().engine;
     let main = {
         use Variant::{Batched, Gather, Glibc, Limit, NonTemporal, Temporal};
         [
@@ -796,7 +797,7 @@ mod tests {
     #[test]
     fn every_variant_builds_every_frame_and_nothing_else() {
         let p = pieces();
-        let e = cachecopy::engine();
+        let e = cachecopy::tune::Plan::current().tuning().engine;
         let mut all = vec![Variant::Glibc, Variant::Limit];
         for e in engines().into_iter().chain([e]) {
             all.extend([
@@ -846,18 +847,18 @@ mod tests {
             payload: PAYLOAD,
             slot: SLOT,
             batch: BATCH,
-            engine: cachecopy::engine().to_string(),
+            engine: cachecopy::tune::Plan::current().tuning().engine.to_string(),
             rows,
             engines,
             offsets: Vec::new(),
-            check: EngineCheck::of(&cachecopy::calibrate()),
+            check: EngineCheck::of(&cachecopy::tune::calibrate()),
         }
     }
 
     /// The two references, then the active engine's `Temporal`, batched and (with `gather`)
     /// gathered frames.
     fn variants(gather: bool) -> Vec<Variant> {
-        let e = cachecopy::engine();
+        let e = cachecopy::tune::Plan::current().tuning().engine;
         let mut vs = vec![
             Variant::Glibc,
             Variant::Limit,
@@ -873,7 +874,7 @@ mod tests {
     #[test]
     fn a_row_has_every_variant_and_ratios_to_the_references() {
         let p = pieces();
-        let e = cachecopy::engine();
+        let e = cachecopy::tune::Plan::current().tuning().engine;
         let h = Shape::Header;
         let r = measure(
             &mut Vec::new(),
@@ -900,7 +901,7 @@ mod tests {
     #[test]
     fn the_offset_sweep_prints_a_table_per_ring_and_a_row_per_offset() {
         let p = pieces();
-        let e = cachecopy::engine();
+        let e = cachecopy::tune::Plan::current().tuning().engine;
         let sweep = offset_variants(e);
         let mut offsets = Vec::new();
         for ring in [BATCH * SLOT, 2 * BATCH * SLOT] {

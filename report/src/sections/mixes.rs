@@ -399,7 +399,7 @@ pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
         size(llc),
         size(cold_set),
         size(s.arena.len()),
-        cachecopy::engine(),
+        cachecopy::tune::Plan::current().tuning().engine,
     );
     for op in Op::ALL {
         let plural = match op {

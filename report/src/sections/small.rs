@@ -588,7 +588,7 @@ pub fn section(s: &mut Session) {
         b.hot_calls,
         b.cold_calls,
         size(CALLS_AT),
-        cachecopy::engine()
+        cachecopy::tune::Plan::current().tuning().engine
     );
     t.push_str("\n8a. copy_raw vs glibc memcpy (ns columns: offset 0)\n");
     t.push_str(&kind_tables(&copy, "memcpy"));
