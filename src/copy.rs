@@ -43,14 +43,34 @@ impl<'a> Via<'a> {
         }
     }
 
-    /// The plan, detected: for everything but the temporal entries.
+    /// Writes back the lines of `dst..dst + len` that the inline path just stored, with the
+    /// plan's flush instruction, and (`fenced`) waits: [`flush_inline`], on the published plan
+    /// (detecting it) or this one. Out of line either way, so that the inline path holds
+    /// nothing in registers for it.
+    ///
+    /// # Safety
+    /// `dst..dst + len` mapped (it was just written).
     #[inline(always)]
-    pub(crate) fn full(self) -> &'a Plan {
-        match self {
-            Via::Published => plan::active(),
-            Via::Plan(p) => p,
+    pub(crate) unsafe fn flush_inline(self, dst: *const u8, len: usize, fenced: bool) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match self {
+                Via::Published => flush_inline_published(dst, len, fenced),
+                Via::Plan(p) => flush_inline(p, dst, len, fenced),
+            }
         }
     }
+}
+
+/// [`flush_inline`] on the published plan, detecting it first.
+///
+/// # Safety
+/// As [`flush_inline`].
+#[cold]
+#[inline(never)]
+pub(crate) unsafe fn flush_inline_published(dst: *const u8, len: usize, fenced: bool) {
+    // SAFETY: forwarded contract.
+    unsafe { flush_inline(plan::active(), dst, len, fenced) }
 }
 
 /// `p`, or the detected plan where `p` is the bootstrap plan (a call that found nothing
@@ -120,7 +140,7 @@ pub(crate) unsafe fn copy_in(via: Via<'_>, dst: *mut u8, src: *const u8, len: us
         unsafe {
             kernel::small::copy(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(via.full(), dst, len, true);
+                via.flush_inline(dst, len, true);
             }
         }
         return;
@@ -154,7 +174,7 @@ unsafe fn copy_via_table(
         if mode.stores_temporally(len, &p.copy_below) {
             return (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs);
         }
-        copy_table(p, dst, src, len, mode)
+        copy_table(dst, src, len, mode, p)
     }
 }
 
@@ -168,11 +188,11 @@ unsafe fn copy_via_table(
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn copy_table(
-    p: &Plan,
     dst: *mut u8,
     src: *const u8,
     len: usize,
     mode: Mode,
+    p: &Plan,
 ) -> *mut u8 {
     let p = detected(p);
     let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
@@ -430,7 +450,7 @@ pub(crate) unsafe fn fill_in(
         unsafe {
             kernel::small::fill(dst, byte, len, via.hot().masked_fill_below);
             if mode == Mode::FlushCache {
-                flush_inline(via.full(), dst, len, true);
+                via.flush_inline(dst, len, true);
             }
         }
         return dst;
@@ -451,7 +471,7 @@ unsafe fn fill_via_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mod
         if mode.stores_temporally(len, &p.fill_below) {
             return (p.kernels.fill_temporal)(dst, byte, len, &p.kernels.knobs);
         }
-        fill_table(p, dst, byte, len, mode)
+        fill_table(dst, byte, len, mode, p)
     }
 }
 
@@ -462,11 +482,11 @@ unsafe fn fill_via_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mod
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn fill_table(
-    p: &Plan,
     dst: *mut u8,
     byte: u8,
     len: usize,
     mode: Mode,
+    p: &Plan,
 ) -> *mut u8 {
     let p = detected(p);
     let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
@@ -571,7 +591,7 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe {
             kernel::small::copy(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(plan::active(), dst, len, false);
+                flush_inline_published(dst, len, false);
             }
         }
         return;
@@ -585,7 +605,7 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
             (p.kernels.copy_temporal)(dst, src, len, &p.kernels.knobs);
             return;
         }
-        copy_unfenced_table(p, dst, src, len, mode)
+        copy_unfenced_table(dst, src, len, mode, p)
     }
 }
 
@@ -596,11 +616,11 @@ pub unsafe fn copy_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn copy_unfenced_table(
-    p: &Plan,
     dst: *mut u8,
     src: *const u8,
     len: usize,
     mode: Mode,
+    p: &Plan,
 ) {
     let p = detected(p);
     let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
@@ -622,7 +642,7 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
         unsafe {
             kernel::small::fill(dst, byte, len, p.masked_fill_below);
             if mode == Mode::FlushCache {
-                flush_inline(plan::active(), dst, len, false);
+                flush_inline_published(dst, len, false);
             }
         }
         return;
@@ -635,7 +655,7 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
             (p.kernels.fill_temporal)(dst, byte, len, &p.kernels.knobs);
             return;
         }
-        fill_unfenced_table(p, dst, byte, len, mode)
+        fill_unfenced_table(dst, byte, len, mode, p)
     }
 }
 
@@ -645,7 +665,7 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
 /// `fill_raw_unfenced`'s contract.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-unsafe extern "C" fn fill_unfenced_table(p: &Plan, dst: *mut u8, byte: u8, len: usize, mode: Mode) {
+unsafe extern "C" fn fill_unfenced_table(dst: *mut u8, byte: u8, len: usize, mode: Mode, p: &Plan) {
     let p = detected(p);
     let store = mode.resolve(len, &p.fill_below, p.tuning.flush);
     // SAFETY: forwarded contract; the caller fences.

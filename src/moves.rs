@@ -28,7 +28,7 @@
 
 use core::ops::{Bound, RangeBounds};
 
-use crate::copy::{detected, flush_inline, Via};
+use crate::copy::{detected, flush_inline_published, Via};
 use crate::dispatch::engine::Engine;
 use crate::dispatch::plan::{self, Plan};
 use crate::dispatch::supported::Unsupported;
@@ -290,7 +290,7 @@ pub(crate) unsafe fn move_in(
         unsafe {
             small::move_(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(via.full(), dst, len, true);
+                via.flush_inline(dst, len, true);
             }
         }
         return dst;
@@ -322,7 +322,7 @@ unsafe fn move_via_table(
         if mode.stores_temporally(len, &p.copy_below) {
             return (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs);
         }
-        move_table(p, dst, src, len, mode)
+        move_table(dst, src, len, mode, p)
     }
 }
 
@@ -337,11 +337,11 @@ unsafe fn move_via_table(
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn move_table(
-    p: &Plan,
     dst: *mut u8,
     src: *const u8,
     len: usize,
     mode: Mode,
+    p: &Plan,
 ) -> *mut u8 {
     let p = detected(p);
     let store = mode.resolve_move(dst, src, len, &p.copy_below, p.tuning.flush);
@@ -383,7 +383,7 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
         unsafe {
             small::move_(dst, src, len);
             if mode == Mode::FlushCache {
-                flush_inline(plan::active(), dst, len, false);
+                flush_inline_published(dst, len, false);
             }
         }
         return;
@@ -397,7 +397,7 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
             (p.kernels.moves.temporal)(dst, src, len, &p.kernels.knobs);
             return;
         }
-        move_unfenced_table(p, dst, src, len, mode)
+        move_unfenced_table(dst, src, len, mode, p)
     }
 }
 
@@ -408,11 +408,11 @@ pub unsafe fn move_raw_unfenced(dst: *mut u8, src: *const u8, len: usize, mode: 
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn move_unfenced_table(
-    p: &Plan,
     dst: *mut u8,
     src: *const u8,
     len: usize,
     mode: Mode,
+    p: &Plan,
 ) {
     let p = detected(p);
     let store = mode.resolve_move(dst, src, len, &p.copy_below, p.tuning.flush);

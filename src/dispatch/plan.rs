@@ -199,6 +199,15 @@ impl Plan {
             wide_copy: t.wide_copy,
             pages: t.pages,
         };
+        // The temporal entries that read a size threshold only where one is set: every other
+        // plan's copies and fills read none.
+        if t.rep_movsb != usize::MAX || t.wide_copy != usize::MAX {
+            kernels.copy_temporal = kernels.sized.copy_temporal;
+            kernels.moves.temporal = kernels.sized.move_temporal;
+        }
+        if t.fill_rep != usize::MAX {
+            kernels.fill_temporal = kernels.sized.fill_temporal;
+        }
         let tuning = Tuning { engine, ..*t };
         Ok(Plan {
             copy_below: bounds(t.nt),

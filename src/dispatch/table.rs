@@ -43,6 +43,22 @@ pub(crate) struct Kernels {
     pub(crate) iter: IterKernels,
     /// Moves whose ranges may overlap (`crate::moves`).
     pub(crate) moves: MoveKernels,
+    /// The temporal entries with their variants by size (x86 `rep movsb` / `rep stosb`, the
+    /// AVX-512 loop of large copies): what a plan whose knobs choose one of them puts in
+    /// `copy_temporal`, `fill_temporal` and `moves.temporal` (`Plan::build`). The entries there
+    /// by default read no knob at all.
+    pub(crate) sized: SizedKernels,
+}
+
+/// The temporal entries that read the table's knobs (see [`Kernels::sized`]).
+#[derive(Clone, Copy)]
+pub(crate) struct SizedKernels {
+    /// As `Kernels::copy_temporal`, with the string move and the AVX-512 loop.
+    pub(crate) copy_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize, &Knobs) -> *mut u8,
+    /// As `Kernels::fill_temporal`, with the string store.
+    pub(crate) fill_temporal: unsafe extern "C" fn(*mut u8, u8, usize, &Knobs) -> *mut u8,
+    /// As `MoveKernels::temporal`, disjoint ranges as `copy_temporal` here.
+    pub(crate) move_temporal: unsafe extern "C" fn(*mut u8, *const u8, usize, &Knobs) -> *mut u8,
 }
 
 /// Entry points of one backend for moves whose ranges may overlap (`kernel::moves`): `temporal`
@@ -115,14 +131,22 @@ macro_rules! kernels {
             use crate::kernel::{copy_temporal, fill_temporal, Mem, Splat};
             entry!([$($feature)?]
                 extern "C" fn copy_t(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 =
-                    copy_temporal::<$v>(d, s, n, k));
+                    copy_temporal::<$v, false>(d, s, n, k));
+            entry!([$($feature)?]
+                extern "C" fn copy_ts(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 =
+                    copy_temporal::<$v, true>(d, s, n, k));
             entry!([$($feature)?] fn copy_nt(d: *mut u8, s: *const u8, n: usize, k: &Knobs) =
                 crate::kernel::copy_nontemporal::<$v>(d, s, n, k));
             entry!([$($feature)?] fn copy_fc(d: *mut u8, s: *const u8, n: usize, op: FlushOp) =
                 flush_cache::<$v, Mem>(d, Mem(s), n, op));
             entry!([$($feature)?]
                 extern "C" fn fill_t(d: *mut u8, b: u8, n: usize, k: &Knobs) -> *mut u8 = {
-                fill_temporal::<$v>(d, b, n, k);
+                fill_temporal::<$v, false>(d, b, n, k);
+                d
+            });
+            entry!([$($feature)?]
+                extern "C" fn fill_ts(d: *mut u8, b: u8, n: usize, k: &Knobs) -> *mut u8 = {
+                fill_temporal::<$v, true>(d, b, n, k);
                 d
             });
             entry!([$($feature)?] fn fill_nt(d: *mut u8, b: u8, n: usize) =
@@ -162,7 +186,12 @@ macro_rules! kernels {
                 sum::flush_unfenced::<$v>(d, s, n, op));
             entry!([$($feature)?]
                 extern "C" fn move_t(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 = {
-                    crate::kernel::moves::move_temporal::<$v>(d, s, n, k);
+                    crate::kernel::moves::move_temporal::<$v, false>(d, s, n, k);
+                    d
+                });
+            entry!([$($feature)?]
+                extern "C" fn move_ts(d: *mut u8, s: *const u8, n: usize, k: &Knobs) -> *mut u8 = {
+                    crate::kernel::moves::move_temporal::<$v, true>(d, s, n, k);
                     d
                 });
             entry!([$($feature)?] fn move_nt(d: *mut u8, s: *const u8, n: usize, k: &Knobs) =
@@ -204,6 +233,11 @@ macro_rules! kernels {
                     flush: move_fc,
                     stream: move_s,
                     flush_unfenced: move_f,
+                },
+                sized: SizedKernels {
+                    copy_temporal: copy_ts,
+                    fill_temporal: fill_ts,
+                    move_temporal: move_ts,
                 },
             }
         };
@@ -388,6 +422,7 @@ const fn compose(t: &Kernels, s: &Kernels, edges: Edges) -> Kernels {
             temporal: t.moves.temporal,
             ..s.moves
         },
+        sized: t.sized,
     }
 }
 

@@ -619,6 +619,9 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
 /// - on a 256-bit backend, from `knobs.wide_copy` bytes (set on AMD Zen 4, never elsewhere):
 ///   the loop on AVX-512 registers ([`copy_wide`]).
 ///
+/// Both are variants a plan selects (`SIZED`): without them (`SIZED == false`, the instance a
+/// plan whose knobs say never for both runs) no threshold is read at all.
+///
 /// Returns `dst`, so that the table's entry, which returns it as C's `memcpy` does, ends in a
 /// jump to [`copy_wide`] rather than a call that must keep `dst` across it.
 ///
@@ -631,7 +634,7 @@ pub(crate) unsafe fn copy_inline(dst: *mut u8, src: *const u8, len: usize) {
     any(cachecopy_integer_only, not(target_feature = "sse2")),
     allow(clippy::collapsible_if)
 )]
-pub(crate) unsafe fn copy_temporal<V: Vector>(
+pub(crate) unsafe fn copy_temporal<V: Vector, const SIZED: bool>(
     dst: *mut u8,
     src: *const u8,
     len: usize,
@@ -648,7 +651,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector>(
             return dst;
         }
         #[cfg(target_arch = "x86_64")]
-        if len > 8 * V::BYTES {
+        if SIZED && len > 8 * V::BYTES {
             if len >= 64 && len >= knobs.rep_movsb && !aliases_4k(dst, src) {
                 // `head < 64 <= len`: the 64-byte move covers it, then the string move runs
                 // from the aligned destination address to the end.
@@ -706,7 +709,8 @@ fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
 }
 
 /// A `Temporal` fill: [`temporal`] with a splatted byte, except where the ISA has a faster way to
-/// write many whole lines with ordinary stores:
+/// write many whole lines with ordinary stores (the string store only in the `SIZED` instance,
+/// the one a plan with a `fill_rep` threshold selects):
 /// - x86_64, from `knobs.fill_rep` bytes (the plan's `fill_rep`):
 ///   `rep stosb`, after one ordinary 64-byte store that lets it start on a line boundary. Large
 ///   string stores skip the read-for-ownership of lines they overwrite whole.
@@ -717,7 +721,12 @@ fn aliases_4k(dst: *mut u8, src: *const u8) -> bool {
 /// # Safety
 /// As [`temporal`].
 #[inline(always)]
-pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize, knobs: &Knobs) {
+pub(crate) unsafe fn fill_temporal<V: Vector, const SIZED: bool>(
+    dst: *mut u8,
+    byte: u8,
+    len: usize,
+    knobs: &Knobs,
+) {
     // SAFETY: (whole body) every store is inside `dst..dst + len`, as argued per branch.
     unsafe {
         // As in `copy_temporal`: the short classes first, the string store for the loop class.
@@ -725,7 +734,7 @@ pub(crate) unsafe fn fill_temporal<V: Vector>(dst: *mut u8, byte: u8, len: usize
             return temporal::<V, Splat>(dst, Splat(byte), len);
         }
         #[cfg(target_arch = "x86_64")]
-        if len > 8 * V::BYTES && len >= 64 && len >= knobs.fill_rep {
+        if SIZED && len > 8 * V::BYTES && len >= 64 && len >= knobs.fill_rep {
             // `head < 64 <= len`: the 64-byte store covers it, then the string store runs from
             // the aligned address to the end.
             let head = (dst as usize).wrapping_neg() & 63;

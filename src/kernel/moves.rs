@@ -71,7 +71,7 @@ fn lie(dst: *mut u8, src: *const u8, len: usize) -> Lie {
 /// `src..src + len` readable and `dst..dst + len` writable (they may overlap); the backend's
 /// features present; `knobs` as [`copy_temporal`] requires.
 #[inline(always)]
-pub(crate) unsafe fn move_temporal<V: Vector>(
+pub(crate) unsafe fn move_temporal<V: Vector, const SIZED: bool>(
     dst: *mut u8,
     src: *const u8,
     len: usize,
@@ -87,7 +87,7 @@ pub(crate) unsafe fn move_temporal<V: Vector>(
         }
         match lie(dst, src, len) {
             Lie::Disjoint => {
-                copy_temporal::<V>(dst, src, len, knobs);
+                copy_temporal::<V, SIZED>(dst, src, len, knobs);
             }
             Lie::Same => {}
             Lie::Down => forward::<V>(dst, src, len),
@@ -225,7 +225,7 @@ unsafe fn stream_move<V: Vector>(
     // still to be read; backward, above. The partial-line moves are themselves overlap-safe.
     unsafe {
         if lie == Lie::Down {
-            move_temporal::<V>(dst, src, head, &Knobs::PLAIN);
+            move_temporal::<V, false>(dst, src, head, &Knobs::PLAIN);
             let mut off = head;
             while off < body_end {
                 let mut i = 0;
@@ -235,14 +235,14 @@ unsafe fn stream_move<V: Vector>(
                 }
                 off += STREAM_LINE;
             }
-            move_temporal::<V>(
+            move_temporal::<V, false>(
                 dst.add(body_end),
                 src.add(body_end),
                 len - body_end,
                 &Knobs::PLAIN,
             );
         } else {
-            move_temporal::<V>(
+            move_temporal::<V, false>(
                 dst.add(body_end),
                 src.add(body_end),
                 len - body_end,
@@ -257,7 +257,7 @@ unsafe fn stream_move<V: Vector>(
                     V::load(src.add(off + i)).stream(dst.add(off + i));
                 }
             }
-            move_temporal::<V>(dst, src, head, &Knobs::PLAIN);
+            move_temporal::<V, false>(dst, src, head, &Knobs::PLAIN);
         }
     }
     (head, body_end)
@@ -278,7 +278,7 @@ pub(crate) unsafe fn move_stream<V: Vector>(
 ) -> bool {
     if len < 2 * STREAM_LINE {
         // SAFETY: forwarded contract.
-        unsafe { move_temporal::<V>(dst, src, len, &Knobs::PLAIN) };
+        unsafe { move_temporal::<V, false>(dst, src, len, &Knobs::PLAIN) };
         return false;
     }
     // SAFETY: forwarded contract; `len >= 2 * STREAM_LINE` as both spans need.
@@ -311,7 +311,7 @@ pub(crate) unsafe fn move_nontemporal<V: Vector>(
     // SAFETY: forwarded contract; the fence follows every streamed store.
     unsafe {
         if len < STREAM_MIN {
-            move_temporal::<V>(dst, src, len, knobs);
+            move_temporal::<V, false>(dst, src, len, knobs);
         } else if move_stream::<V>(dst, src, len, knobs) {
             arch::stream_fence();
         }
@@ -338,7 +338,7 @@ pub(crate) unsafe fn move_flush_unfenced<V: Vector>(
             Lie::Disjoint => super::flush_unfenced::<V, Mem>(dst, Mem(src), len, op),
             Lie::Same => arch::flush_range(op, dst, len),
             _ if len < STREAM_MIN => {
-                move_temporal::<V>(dst, src, len, &Knobs::PLAIN);
+                move_temporal::<V, false>(dst, src, len, &Knobs::PLAIN);
                 arch::flush_range(op, dst, len);
             }
             l => {
