@@ -27,7 +27,6 @@ use std::time::Instant;
 
 use cachecopy::iter::{IoVec, Source};
 use cachecopy::net::{csum_and_copy, csum_fold, csum_partial, Frame};
-use cachecopy::tune::Backend;
 use cachecopy::{copy, Mode};
 use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::frame::{self, Shape, BATCH, HEADER, PAYLOAD, SLOT};
@@ -550,7 +549,7 @@ fn others_busy() -> Option<(u64, u64)> {
 /// every size of [`SWEEP_SIZES`], hot, the source 64-byte aligned and at an odd address: each
 /// variant its own page-aligned buffer, the two timed in alternating order every round, the
 /// ratio (loop ÷ ours: above 1, ours is faster) paired per round; medians and lower quartiles.
-/// `CACHECOPY_BENCH_NET=csum` runs this table alone (under `CACHECOPY_BACKEND=sse2` too: the
+/// `CACHECOPY_BENCH_NET=csum` runs this table alone (under `CACHECOPY_TUNE=body=sse2` too: the
 /// checksum runs on the temporal engine's registers, which need not be the widest).
 fn csum_sweep(quick: bool) {
     let rounds = if quick { 11 } else { 51 };

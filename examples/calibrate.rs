@@ -5,7 +5,7 @@
 //!
 //! A program either calls `cachecopy::tune::calibrate()` once at start-up (within
 //! `Calibration::BUDGET` of wall time, on buffers it maps and unmaps itself), sets
-//! `CACHECOPY_NT_THRESHOLD=calibrate` so that the first copy does it, or sets the printed line in
+//! `CACHECOPY_TUNE=calibrate` so that the first copy does it, or sets the printed line in
 //! its environment. A tunable whose measurement did not settle keeps its built-in rule.
 
 use cachecopy::tune::calibrate::Calibration;

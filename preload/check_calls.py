@@ -49,7 +49,7 @@ ONCE = re.compile(r"^cachecopy_preload::(constructor|destructor)$")
 # Our code by name: the crates `cachecopy` and `cachecopy_preload` (legacy and v0 mangling,
 # demangled).
 OURS = re.compile(r"cachecopy")
-# The measurement `CACHECOPY_NT_THRESHOLD=calibrate` runs inside detection: its record moves are
+# The measurement `CACHECOPY_TUNE=calibrate` runs inside detection: its record moves are
 # `memcpy` calls. It is reached only from the preload's initialisation, which holds the
 # initialising pid, so those calls land in the preload's fallback copy, not back in
 # initialisation (preload/tests/preload.c runs it); listed, not followed.

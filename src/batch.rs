@@ -126,9 +126,12 @@ where
 /// [`Unsupported`] when this CPU cannot run one of `engine`'s backends; `f` is not called then.
 ///
 /// ```
-/// use cachecopy::{batch_with, engine, Mode};
+/// use cachecopy::raw::batch_with;
+/// use cachecopy::tune::{Backend, Engine};
+/// use cachecopy::Mode;
 /// let mut dst = [0u8; 4096];
-/// batch_with(engine(), Mode::NonTemporal, |b| b.copy(&mut dst, &[7u8; 4096])).unwrap();
+/// let e = Engine::uniform(Backend::Generic);
+/// batch_with(e, Mode::NonTemporal, |b| b.copy(&mut dst, &[7u8; 4096])).unwrap();
 /// assert!(dst.iter().all(|&x| x == 7));
 /// ```
 #[inline]
@@ -405,8 +408,7 @@ impl<'scope> Batch<'scope, '_> {
         // batch fences.
         let (n, sum, store) = unsafe {
             net::csum_frame_from_iter_unfenced(
-                self.p,
-                self.k,
+                (self.p, self.k),
                 frame.as_mut_ptr(),
                 frame.len(),
                 head,

@@ -34,7 +34,7 @@ pub(crate) enum Via<'a> {
 impl<'a> Via<'a> {
     /// The plan to read the temporal entry and the bounds from: before the first detection the
     /// published one is the bootstrap plan, whose temporal entries detect (take nothing else
-    /// from it: see [`Via::full`]).
+    /// from it).
     #[inline(always)]
     pub(crate) fn hot(self) -> &'a Plan {
         match self {
@@ -266,7 +266,9 @@ impl Plan {
 /// When the lengths differ.
 ///
 /// ```
-/// use cachecopy::{copy_with, Backend, Mode};
+/// use cachecopy::Mode;
+/// use cachecopy::tune::Backend;
+/// use cachecopy::raw::copy_with;
 /// let mut dst = [0u8; 3];
 /// copy_with(Backend::Generic, &mut dst, b"abc", Mode::NonTemporal).unwrap();
 /// assert_eq!(&dst, b"abc");
@@ -314,7 +316,9 @@ fn copy_checked(
 /// When the lengths differ.
 ///
 /// ```
-/// use cachecopy::{copy_with_engine, Backend, Edges, Engine, Mode};
+/// use cachecopy::Mode;
+/// use cachecopy::tune::{Backend, Edges, Engine};
+/// use cachecopy::raw::copy_with_engine;
 /// let mut dst = [0u8; 3];
 /// let e = Engine::new(Backend::Generic, Backend::Generic, Edges::Overlap);
 /// copy_with_engine(e, &mut dst, b"abc", Mode::NonTemporal).unwrap();
@@ -411,7 +415,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 }
 
 /// [`fill_raw`], returning `dst` as C's `memset` does: for C-shaped callers, as
-/// [`memmove_raw`](crate::memmove_raw).
+/// [`memmove_raw`](crate::raw::memmove_raw).
 ///
 /// # Safety
 /// [`fill_raw`]'s contract.
@@ -420,7 +424,7 @@ pub unsafe fn fill_raw(dst: *mut u8, byte: u8, len: usize, mode: Mode) {
 /// let mut buf = [0u8; 100];
 /// let p = buf.as_mut_ptr();
 /// // SAFETY: `p` is valid for 100 bytes.
-/// let r = unsafe { cachecopy::memset_raw(p, 7, 100, cachecopy::Mode::Auto) };
+/// let r = unsafe { cachecopy::raw::memset_raw(p, 7, 100, cachecopy::Mode::Auto) };
 /// assert_eq!(r, p);
 /// assert!(buf.iter().all(|&b| b == 7));
 /// ```
@@ -578,7 +582,7 @@ pub fn fill_with_flush(
 /// let mut dst = vec![0u8; 64 << 10];
 /// // SAFETY: two live, non-overlapping buffers; nobody else sees `dst` before the fence.
 /// unsafe {
-///     cachecopy::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), cachecopy::Mode::NonTemporal);
+///     cachecopy::raw::copy_raw_unfenced(dst.as_mut_ptr(), src.as_ptr(), src.len(), cachecopy::Mode::NonTemporal);
 /// }
 /// cachecopy::fence();
 /// assert_eq!(dst, src);

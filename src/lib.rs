@@ -20,39 +20,46 @@
 //! - [`Mode::FlushCache`]: on return every destination byte has been written back to memory
 //!   (persistent memory, DMA, another agent): streamed body, `clwb`/`clflushopt`/`clflush` (or
 //!   `dc cvap`/`dc cvac`) of the lines written with ordinary stores, then the fence.
-//! - [`Mode::Auto`]: `NonTemporal` from [`nt_threshold`] bytes up, `Temporal` below.
+//! - [`Mode::Auto`]: `NonTemporal` from the plan's `nt` (copies) or `fill_nt` (fills) bytes up,
+//!   `Temporal` below.
 //!
 //! Every mode also moves bytes within one buffer, the ranges overlapping: [`copy_within`]
 //! ([`slice::copy_within`] with a mode) and [`move_raw`] (`memmove`).
 //!
-//! # Dispatch
+//! # The crate's face
+//! The root holds the calls: [`copy()`], [`fill`], [`zero`], [`copy_within`], their raw forms
+//! ([`copy_raw`], [`fill_raw`], [`move_raw`]), [`Mode`], [`batch()`] and [`Batch`] (many copies,
+//! one fence), and [`fence`]. Beside them: [`iter`] (`iov_iter`-shaped cursors), [`net`]
+//! (checksums fused into copies, frames), [`page`] (page walks), [`policy`] (modes as types),
+//! [`tune`] (the per-CPU plan, engines, backends, what the CPU has, calibration) and [`raw`]
+//! (unfenced and C-shaped forms, one named backend or engine).
+//!
+//! # The plan
 //! The first call detects the CPU (CPUID and XGETBV without `std`, `std_detect` with it) and
-//! picks the best [`Backend`]; every later call is one indirect call. With `std`,
-//! `CACHECOPY_BACKEND=generic|sse2|avx2|avx512|neon` forces a backend and
-//! `CACHECOPY_NT_THRESHOLD=bytes` sets the `Auto` thresholds (`CACHECOPY_FILL_NT_THRESHOLD` the
-//! fill one alone) and
-//! `CACHECOPY_FILL_REP_THRESHOLD=bytes` the size from which x86 `Temporal` fills use `rep stosb`.
-//! `CACHECOPY_TUNE=nt=16M,fill_nt=16M,rep_movsb=never,fill_rep=2K` sets them all in one line,
-//! the one a [`Calibration`](calibrate::Calibration) writes (see [`calibrate()`]); an individual variable wins over its
-//! field.
+//! builds this process's [`Plan`](tune::Plan): which backend runs each job, every threshold and
+//! the variant of each path, chosen for this CPU by rules that cite their runs and refined by
+//! `CACHECOPY_TUNE` (with `std`; the crate's one environment variable, read once, never in
+//! secure mode). The plan never changes; every call loads it once and runs its kernels with it.
+//! [`tune::publish`] makes another plan the process's: calls in flight finish on the old one. A
+//! plan built by hand also runs without being published ([`tune::Plan::copy`]).
 //!
 //! # Allocators and other callers that must not allocate
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
-//! the first call, which detects the CPU and reads the `CACHECOPY_*` variables, and not any later
-//! one, however many threads race it and whatever the variables hold (unset, valid or
-//! unparsable). The data path is [`copy()`], [`copy_raw`], [`copy_with`], [`copy_with_flush`],
-//! [`fill`], [`fill_raw`], [`zero`], [`fill_with`], [`fill_with_flush`], the moves
-//! ([`copy_within`], [`move_raw`] and their forms), [`batch()`], the cursor operations in
-//! [`iter`], the checksum copies in [`net`], the threshold getters and setters, and
-//! [`Backend::active`] / [`Backend::supported`]. A `#[global_allocator]` may therefore call
-//! `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with `getenv`
-//! and parsed in place; a bad value is reported once per process with one `write(2)` from a
-//! stack buffer; `CACHECOPY_NT_THRESHOLD=calibrate` measures on `mmap`'d buffers; without `std`
+//! the first call, which detects the CPU and reads `CACHECOPY_TUNE`, and not any later one,
+//! however many threads race it and whatever the variable holds (unset, valid or unparsable).
+//! The data path is [`copy()`], [`copy_raw`], [`fill`], [`fill_raw`], [`zero`], the moves
+//! ([`copy_within`], [`move_raw`]), [`batch()`], the forms in [`raw`], the cursor operations in
+//! [`iter`], the checksum copies in [`net`], [`Plan::current`](tune::Plan::current) and the
+//! runs of a plan ([`tune::Plan::copy`] and its kin). A `#[global_allocator]` may therefore
+//! call `fill_raw(p, 0, n, Mode::Auto)` from `alloc_zeroed`. The environment is read with
+//! `getenv` and parsed in place; a bad field is reported once per process with one `write(2)`
+//! from a stack buffer; `CACHECOPY_TUNE=calibrate` measures on `mmap`'d buffers; without `std`
 //! nothing reads the environment; on aarch64 Linux the cache sizes are read from sysfs with
-//! `open`/`read` into stack buffers. Not covered: [`cpu()`] (a report) and the `alloc` types
-//! such as `net::Frame`. `tests/no_alloc.rs` checks this on x86_64 and aarch64 Linux with a
-//! global allocator that aborts on any allocation and, on the racing threads, a seccomp filter
-//! (a system-call trace under QEMU) that fails on any `futex` wait, sleep, poll or yield.
+//! `open`/`read` into stack buffers. Not covered: [`tune::cpu()`] (a report), building and
+//! publishing plans ([`tune::update`] allocates each new plan once), and the `alloc` types such
+//! as `net::Frame`. `tests/no_alloc.rs` checks this on x86_64 and aarch64 Linux with a global
+//! allocator that aborts on any allocation and, on the racing threads, a seccomp filter (a
+//! system-call trace under QEMU) that fails on any `futex` wait, sleep, poll or yield.
 //!
 //! # Platforms
 //! Linux on x86_64 and aarch64 is tested (aarch64 under QEMU), and so are `no_std` builds for

@@ -18,7 +18,7 @@
 //!   (never one line both ways), then the store fence; below 1 KiB a `Temporal` move.
 //! - `FlushCache`: as `NonTemporal`, and every destination line written back before return.
 //! - `Auto`: `NonTemporal` when both the length and the distance between source and
-//!   destination reach [`nt_threshold`](crate::nt_threshold) (the copy's), else `Temporal`. In
+//!   destination reach the plan's `nt` (the copy's threshold), else `Temporal`. In
 //!   a nearer move every destination line was read as source moments before and is still in
 //!   cache: a streaming store there saves no read and costs an invalidation (glibc streams a
 //!   `memmove` only when the ranges do not overlap, for this reason). Disjoint ranges resolve
@@ -136,7 +136,7 @@ fn bad_dest(name: &str, dest: usize, count: usize, len: usize) -> ! {
 }
 
 /// Moves the bytes of `buf[src]` to `buf[dest..]` (the ranges may overlap) with the cache policy
-/// `mode`, on the active [`Backend`](crate::Backend): [`slice::copy_within`] with a mode.
+/// `mode`, on the active [`Backend`](crate::tune::Backend): [`slice::copy_within`] with a mode.
 ///
 /// # Panics
 /// Under the same conditions as [`slice::copy_within`], with a message naming the bound: the
@@ -198,7 +198,9 @@ impl Plan {
 /// As [`copy_within`] (the range is checked first).
 ///
 /// ```
-/// use cachecopy::{copy_within_with_engine, Backend, Mode};
+/// use cachecopy::Mode;
+/// use cachecopy::tune::Backend;
+/// use cachecopy::raw::copy_within_with_engine;
 /// let mut buf = *b"abcdef";
 /// copy_within_with_engine(Backend::Generic.into(), &mut buf, ..4, 2, Mode::NonTemporal).unwrap();
 /// assert_eq!(&buf, b"ababcd");
@@ -262,7 +264,7 @@ pub unsafe fn move_raw(dst: *mut u8, src: *const u8, len: usize, mode: Mode) {
 /// let mut buf = *b"0123456789";
 /// let p = buf.as_mut_ptr();
 /// // SAFETY: both ranges inside `buf`; overlap is allowed.
-/// let r = unsafe { cachecopy::memmove_raw(p.add(2), p, 8, cachecopy::Mode::Auto) };
+/// let r = unsafe { cachecopy::raw::memmove_raw(p.add(2), p, 8, cachecopy::Mode::Auto) };
 /// assert_eq!((r, &buf), (p.wrapping_add(2), b"0101234567"));
 /// ```
 #[inline(always)]
@@ -353,7 +355,7 @@ unsafe extern "C" fn move_table(
 
 /// [`move_raw`] without the closing fence, for callers that move many buffers and fence once
 /// with [`fence`](crate::fence); the fence obligation is exactly
-/// [`copy_raw_unfenced`](crate::copy_raw_unfenced)'s. Inside a [`batch`](crate::batch()),
+/// [`copy_raw_unfenced`](crate::raw::copy_raw_unfenced)'s. Inside a [`batch`](crate::batch()),
 /// [`Batch::copy_within`](crate::Batch::copy_within) does this with the fence proven by the
 /// borrow checker.
 ///
@@ -371,7 +373,7 @@ unsafe extern "C" fn move_table(
 /// ring[..4096].fill(9);
 /// let p = ring.as_mut_ptr();
 /// // SAFETY: both ranges inside `ring`; nobody else sees it before the fence.
-/// unsafe { cachecopy::move_raw_unfenced(p.add(4096), p, 8 << 10, cachecopy::Mode::NonTemporal) };
+/// unsafe { cachecopy::raw::move_raw_unfenced(p.add(4096), p, 8 << 10, cachecopy::Mode::NonTemporal) };
 /// cachecopy::fence();
 /// assert_eq!(ring[4096..8192], [9u8; 4096]);
 /// ```

@@ -6,7 +6,7 @@
  * cachecopy_copy(..., CACHECOPY_AUTO), and every entry into the allocator while one of those
  * calls runs is counted: the count must be 0, from the process's very first cachecopy call
  * (made inside calloc: it detects the CPU and reads the environment) on, in several threads.
- * .ci/run runs it with CACHECOPY_NT_THRESHOLD unset, set and unparsable.
+ * .ci/run runs it with CACHECOPY_TUNE unset, set and unparsable.
  */
 #include "check.h"
 

@@ -38,16 +38,16 @@ VARIANT=mixed CACHECOPY_PRELOAD="off, memcpy=nontemporal,memset=flushcache" \
     run "memcpy NonTemporal $calls.*memmove off $calls.*memset FlushCache $calls" "$out/preload"
 # Auto streaming from 1 KiB: every streaming path of every group through the exports.
 VARIANT=nt=0 CACHECOPY_TUNE=nt=0,fill_nt=0 run "$auto" "$out/preload"
-# Every engine this CPU runs (CACHECOPY_BACKEND, read by the library at detection: the
-# statistics line names the engine in force).
+# Every engine this CPU runs (the body field of CACHECOPY_TUNE, read by the library at
+# detection: the statistics line names the engine in force).
 backends="generic sse2"
 grep -qw avx2 /proc/cpuinfo && backends+=" avx2"
 grep -qw avx512bw /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo && backends+=" avx512"
 for b in $backends; do
-    VARIANT="backend=$b" CACHECOPY_BACKEND=$b run "$auto.*; engine $b/$b/" "$out/preload"
+    VARIANT="backend=$b" CACHECOPY_TUNE=body=$b run "$auto.*; engine $b/$b/" "$out/preload"
 done
-# CACHECOPY_TUNE, the crate's tuning line, read at detection like the single variables: its
-# engine must be the one in force.
+# CACHECOPY_TUNE, the crate's one variable, read at detection: its engine must be the one in
+# force.
 VARIANT=tune CACHECOPY_TUNE=body=sse2,nt=0,fill_nt=0 run "$auto.*; engine sse2/sse2/" "$out/preload"
 # A bad item is reported and ignored; the rest keeps its default.
 VARIANT=bad CACHECOPY_PRELOAD="memcpy=bogus,memset=temporal" \
@@ -55,7 +55,7 @@ VARIANT=bad CACHECOPY_PRELOAD="memcpy=bogus,memset=temporal" \
 grep -q "CACHECOPY_PRELOAD: ignored \`memcpy=bogus\`" "$out/bad.err" || { cat "$out/bad.err"; echo "preload: no warning" >&2; exit 1; }
 # The library's calibration inside the first call: its record moves call memcpy, which the
 # initialisation guard sends to the fallback copy (no recursion, correct results).
-VARIANT=calibrate CACHECOPY_NT_THRESHOLD=calibrate run "$auto" "$out/preload"
+VARIANT=calibrate CACHECOPY_TUNE=calibrate run "$auto" "$out/preload"
 
 # Re-entry: the executable's own memcpy & co. (first in the lookup order) count any call the
 # library makes to them, in every mode and in the warning path.
@@ -67,7 +67,7 @@ VARIANT="reentry warnings" CACHECOPY_TUNE=nt=lots CACHECOPY_PRELOAD=memcpy=x \
 # The counter can fail: under the calibration (which is allowed its calls, see above) it sees
 # them.
 rm -f "$stats"
-if CACHECOPY_NT_THRESHOLD=calibrate LD_PRELOAD=$lib "$out/reentry" > "$out/reentry-calibrate.log" 2>&1; then
+if CACHECOPY_TUNE=calibrate LD_PRELOAD=$lib "$out/reentry" > "$out/reentry-calibrate.log" 2>&1; then
     cat "$out/reentry-calibrate.log"
     echo "preload: the re-entry counter saw no call from the calibration: it cannot fail" >&2
     exit 1

@@ -38,9 +38,8 @@ Options:
                       build directory holding it (default: $CACHECOPY_LIBMEM; skipped if unset)
   -h, --help          print this help
 
-Environment: CACHECOPY_NT_THRESHOLD=bytes sets the Auto thresholds (CACHECOPY_FILL_NT_THRESHOLD
-the fill one alone), CACHECOPY_FILL_REP_THRESHOLD=bytes where Temporal fills use rep stosb,
-CACHECOPY_BACKEND=name forces a backend; the report shows them.";
+Environment: CACHECOPY_TUNE=nt=16M,fill_nt=32M,body=avx2,... sets any field of the plan (the
+report's section 1 prints the whole line in force); the report shows what it set.";
 
 /// How big a run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -57,11 +57,8 @@ fn engine_source(cpu: &cachecopy::tune::Cpu) -> String {
     if cachecopy::tune::Plan::current().tuning().engine == rule {
         format!("rule: {why}")
     } else {
-        let vars: Vec<String> = ["CACHECOPY_TUNE", "CACHECOPY_BACKEND", "CACHECOPY_ENGINE"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok().map(|x| format!("{v}={x}")))
-            .collect();
-        format!("set by {}; the rule: {rule}", vars.join(" "))
+        let line = std::env::var("CACHECOPY_TUNE").unwrap_or_default();
+        format!("set by CACHECOPY_TUNE={line}; the rule: {rule}")
     }
 }
 
@@ -171,16 +168,14 @@ fn features(cpu: &Cpu) -> Vec<&'static str> {
     .collect()
 }
 
-/// Where `cachecopy::tune::Plan::current().tuning().nt` came from: the environment, the crate's cache rule
-/// (`cachecopy::tune::default_nt_threshold`), or a `set_nt_threshold` call.
+/// Where the plan's `nt` came from: the crate's cache rule (`cachecopy::tune::default_nt_threshold`)
+/// or something else (`CACHECOPY_TUNE`, a published plan).
 fn threshold_source(cpu: &Cpu, value: usize) -> String {
-    if let Ok(v) = std::env::var("CACHECOPY_NT_THRESHOLD") {
-        if v.trim().parse::<usize>() == Ok(value) {
-            return format!("CACHECOPY_NT_THRESHOLD={}", v.trim());
-        }
-    }
     if value != cachecopy::tune::default_nt_threshold(cpu) {
-        return "set by the program (set_nt_threshold)".into();
+        return match std::env::var("CACHECOPY_TUNE") {
+            Ok(line) => format!("set by CACHECOPY_TUNE={line}"),
+            Err(_) => "set by the program (a published plan)".into(),
+        };
     }
     let c = cpu.caches;
     if cpu.vendor() == "GenuineIntel" && c.l3_inclusive == Some(false) {

@@ -52,10 +52,10 @@ impl Op {
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// `cachecopy::copy` against `copy_from_slice` (glibc `memcpy`); `Auto` switches at
-    /// `nt_threshold()` / `CACHECOPY_NT_THRESHOLD`.
+    /// the plan's `nt` (`CACHECOPY_TUNE=nt=`).
     Copy,
     /// `cachecopy::zero` against `fill(0)` (glibc `memset`); `Auto` switches at
-    /// `fill_nt_threshold()` / `CACHECOPY_FILL_NT_THRESHOLD`.
+    /// the plan's `fill_nt` (`CACHECOPY_TUNE=fill_nt=`).
     Fill,
 }
 
@@ -79,22 +79,20 @@ impl Kind {
         ops
     }
 
-    /// The environment variable that sets this kind's threshold.
-    pub fn env(self) -> &'static str {
+    /// The field of the plan's record (and of `CACHECOPY_TUNE`) that sets this kind's threshold.
+    pub fn field(self) -> &'static str {
         match self {
-            Kind::Copy => "CACHECOPY_NT_THRESHOLD",
-            Kind::Fill => "CACHECOPY_FILL_NT_THRESHOLD",
+            Kind::Copy => "nt",
+            Kind::Fill => "fill_nt",
         }
     }
 
-    /// The function that reports this kind's threshold, and its value now.
+    /// The field of the record that sets this kind's threshold, and its value in the plan now.
     pub fn threshold(self) -> (&'static str, usize) {
+        let t = cachecopy::tune::Plan::current().tuning();
         match self {
-            Kind::Copy => ("nt_threshold", cachecopy::tune::Plan::current().tuning().nt),
-            Kind::Fill => (
-                "fill_nt_threshold",
-                cachecopy::tune::Plan::current().tuning().fill_nt,
-            ),
+            Kind::Copy => ("nt", t.nt),
+            Kind::Fill => ("fill_nt", t.fill_nt),
         }
     }
 }

@@ -144,7 +144,7 @@ pub struct Caches {
     pub source: &'static str,
 }
 
-/// What was detected about this CPU. See [`cpu()`](crate::cpu()).
+/// What was detected about this CPU. See [`cpu()`](crate::tune::cpu()).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Cpu {

@@ -11,9 +11,9 @@
 //!   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`];
 //!   every other register set has only that).
 //!
-//! The record is computed once at detection ([`rule`]), overridable by `CACHECOPY_BACKEND` (both
-//! jobs) and `CACHECOPY_ENGINE` (field by field), printed by the report and read by dispatch,
-//! which hands out the table composed for it: no engine branch sits inside a kernel. The rules
+//! The engine is a field of the per-CPU plan, chosen at detection ([`rule`]), overridable by the
+//! `temporal`, `stream`, `body` and `edges` fields of `CACHECOPY_TUNE`, printed by the report;
+//! the plan holds the table composed for it: no engine branch sits inside a kernel. The rules
 //! and the runs behind them are in [`rule`]'s documentation and `docs/engine.md`.
 
 use core::fmt;
@@ -48,7 +48,7 @@ impl Backend {
         Backend::Neon,
     ];
 
-    /// Lower-case name, as accepted by `CACHECOPY_BACKEND`.
+    /// Lower-case name, as the `body`, `temporal` and `stream` fields of `CACHECOPY_TUNE` take it.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Generic => "generic",
@@ -98,7 +98,7 @@ pub enum Edges {
 }
 
 impl Edges {
-    /// `"masked"` or `"overlap"`, as `CACHECOPY_ENGINE` spells them.
+    /// `"masked"` or `"overlap"`, as the `edges` field of `CACHECOPY_TUNE` spells them.
     pub fn name(self) -> &'static str {
         match self {
             Edges::Masked => "masked",
@@ -129,16 +129,16 @@ impl fmt::Display for Edges {
 ///   copies shorter than a register are written with one byte-masked store ([`Edges::Masked`])
 ///   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`]).
 ///
-/// Dispatch computes one per CPU at detection from a rule chosen by measurement, not by
-/// register width ([`Engine::rule`]; the runs behind each rule are in `docs/engine.md`), lets
-/// `CACHECOPY_BACKEND` (both jobs) and `CACHECOPY_ENGINE=temporal=avx2,stream=avx512,edges=overlap`
-/// (field by field, `body=` for both jobs; it wins over `CACHECOPY_BACKEND`) override it, and
-/// runs the table composed for it: no engine branch sits inside a kernel. [`engine()`](crate::engine())
-/// says which is active; [`copy_with_engine`](crate::copy_with_engine) and
-/// [`batch_with`](crate::batch_with) run any other this CPU supports.
+/// Each CPU's plan holds one, chosen at detection by a rule chosen by measurement, not by
+/// register width ([`Engine::rule`]; the runs behind each rule are in `docs/engine.md`); the
+/// `CACHECOPY_TUNE` fields `temporal=`, `stream=`, `body=` (both jobs) and `edges=` override it,
+/// and the plan runs the table composed for it: no engine branch sits inside a kernel.
+/// `Plan::current().tuning().engine` says which is in force;
+/// [`raw::copy_with_engine`](crate::raw::copy_with_engine) and
+/// [`raw::batch_with`](crate::raw::batch_with) run any other this CPU supports.
 ///
 /// ```
-/// use cachecopy::{Backend, Edges, Engine};
+/// use cachecopy::tune::{Backend, Edges, Engine};
 ///
 /// let e = Engine::new(Backend::Avx2, Backend::Avx512, Edges::Overlap);
 /// assert_eq!(e.to_string(), "temporal avx2, stream avx512, edges overlap");
@@ -169,7 +169,7 @@ impl Engine {
     }
 
     /// Every job on `backend`, with its own edge store: masked on AVX-512, overlapping
-    /// elsewhere (the engine a [`copy_with`](crate::copy_with) of that backend runs).
+    /// elsewhere (the engine a [`copy_with`](crate::raw::copy_with) of that backend runs).
     pub const fn uniform(backend: Backend) -> Engine {
         Engine::new(backend, backend, Edges::Masked)
     }

@@ -12,9 +12,9 @@ impl Engine {
     /// the rule that chose it, citing its evidence (`docs/engine.md`).
     ///
     /// ```
-    /// let cpu = cachecopy::cpu();
-    /// let (engine, why) = cachecopy::Engine::rule(&cpu);
-    /// assert!(cachecopy::Engine::supported().contains(&engine));
+    /// let cpu = cachecopy::tune::cpu();
+    /// let (engine, why) = cachecopy::tune::Engine::rule(&cpu);
+    /// assert!(cachecopy::tune::Engine::supported().contains(&engine));
     /// assert!(!why.is_empty());
     /// ```
     pub fn rule(cpu: &Cpu) -> (Engine, &'static str) {
@@ -27,14 +27,14 @@ impl Tuning {
     /// Every built-in choice for `cpu`: what dispatch runs when no variable overrides it (the
     /// engine as [`Engine::rule`] picks it, the flush instruction the CPU prefers, the `Auto`
     /// and string-instruction thresholds), each rule with the run behind it (`docs/engine.md`,
-    /// `docs/performance.md`, `docs/machines/`). [`tuning()`](crate::tuning()) is this record
+    /// `docs/performance.md`, `docs/machines/`). [`Plan::current`](crate::tune::Plan::current)`().tuning()` is this record
     /// refined by the environment, the setters and an applied calibration.
     ///
     /// ```
-    /// let cpu = cachecopy::cpu();
-    /// let rule = cachecopy::Tuning::rule(&cpu);
-    /// assert_eq!(rule.engine, cachecopy::Engine::rule(&cpu).0);
-    /// assert_eq!(rule.nt, cachecopy::default_nt_threshold(&cpu));
+    /// let cpu = cachecopy::tune::cpu();
+    /// let rule = cachecopy::tune::Tuning::rule(&cpu);
+    /// assert_eq!(rule.engine, cachecopy::tune::Engine::rule(&cpu).0);
+    /// assert_eq!(rule.nt, cachecopy::tune::default_nt_threshold(&cpu));
     /// ```
     pub fn rule(cpu: &Cpu) -> Tuning {
         let n = table::runnable(&cpu.features);
@@ -188,8 +188,8 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
 /// as on AMD Zen 4), at least twice the L2; never below 1 MiB, 4 MiB without cache figures.
 ///
 /// ```
-/// let cpu = cachecopy::cpu();
-/// assert!(cachecopy::default_nt_threshold(&cpu) >= 1 << 20);
+/// let cpu = cachecopy::tune::cpu();
+/// assert!(cachecopy::tune::default_nt_threshold(&cpu) >= 1 << 20);
 /// ```
 pub fn default_nt_threshold(cpu: &Cpu) -> usize {
     default_thresholds(cpu).0

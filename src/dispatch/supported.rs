@@ -57,8 +57,8 @@ impl Engine {
     /// with either edge store. The word backend is left out (no vector stores).
     ///
     /// ```
-    /// let c: Vec<_> = cachecopy::Engine::candidates().collect();
-    /// assert!(c.iter().all(|e| e.temporal == e.stream && cachecopy::Engine::supported().contains(e)));
+    /// let c: Vec<_> = cachecopy::tune::Engine::candidates().collect();
+    /// assert!(c.iter().all(|e| e.temporal == e.stream && cachecopy::tune::Engine::supported().contains(e)));
     /// ```
     pub fn candidates() -> impl Iterator<Item = Engine> {
         engine::candidates(dispatch::backends())

@@ -317,7 +317,7 @@ pub(crate) static POSITION: [u8; Backend::ALL.len()] = {
     pos
 };
 
-/// Every engine [`Engine::supported`](crate::Engine::supported) can list, in a fixed order (the runnable ones first once
+/// Every engine [`Engine::supported`](crate::tune::Engine::supported) can list, in a fixed order (the runnable ones first once
 /// detection has sorted them in).
 pub(crate) static SUPPORTED_ENGINES: [Engine; 2 * BACKENDS.len() * BACKENDS.len()] = ENGINE_LIST.0;
 

@@ -293,7 +293,7 @@ pub fn copy_iter<M: Select>(
 
 /// Zeroes the next `min(len, dst.count())` bytes of `dst` and advances past them; returns how
 /// many (Linux `iov_iter_zero`). Non-temporal zeroing streams whole lines of each segment and
-/// fences once; `Auto` compares with [`crate::fill_nt_threshold`].
+/// fences once; `Auto` compares with the plan's `fill_nt`.
 ///
 /// ```
 /// use cachecopy::iter::{zero_iter, Dest};

@@ -171,8 +171,7 @@ pub fn csum_frame_from_iter<M: Select>(
     unsafe {
         let p = plan::active();
         let (n, sum, store) = csum_frame_from_iter_unfenced(
-            p,
-            &p.kernels,
+            (p, &p.kernels),
             frame.as_mut_ptr(),
             frame.len(),
             head,
@@ -202,8 +201,7 @@ pub(crate) fn check_frame_head(len: usize, head: usize) {
 /// during the call; `head <= cap`; the caller runs the returned
 /// store's fence before the bytes are published.
 pub(crate) unsafe fn csum_frame_from_iter_unfenced(
-    p: &Plan,
-    k: &Kernels,
+    (p, k): (&Plan, &Kernels),
     d: *mut u8,
     cap: usize,
     head: usize,

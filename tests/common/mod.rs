@@ -141,7 +141,7 @@ pub const ALL_BACKENDS: [Backend; 5] = {
 #[derive(Clone, Copy, Debug)]
 pub enum Runner {
     Engine(Engine),
-    Plan(cachecopy::tune::Plan),
+    Plan(&'static cachecopy::tune::Plan),
 }
 
 impl From<Backend> for Runner {
@@ -157,8 +157,9 @@ impl From<Engine> for Runner {
 }
 
 impl From<cachecopy::tune::Plan> for Runner {
+    /// The plan, kept for the rest of the test process (tables hold it across many calls).
     fn from(p: cachecopy::tune::Plan) -> Runner {
-        Runner::Plan(p)
+        Runner::Plan(Box::leak(Box::new(p)))
     }
 }
 

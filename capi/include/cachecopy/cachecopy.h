@@ -179,24 +179,27 @@ uint32_t cachecopy_csum_and_copy(void *dst, const void *src, size_t len, cacheco
 // checksum field; a header with its checksum in place folds to 0.
 uint16_t cachecopy_csum_fold(uint32_t sum);
 
-// The size from which CACHECOPY_AUTO copies stream (from the detected caches, the
-// CACHECOPY_NT_THRESHOLD environment variable, or cachecopy_set_nt_threshold).
+// The size from which CACHECOPY_AUTO copies stream (the CPU's rule, the nt field of the
+// CACHECOPY_TUNE environment variable, or cachecopy_set_nt_threshold).
 size_t cachecopy_nt_threshold(void);
 
 // Sets, for the whole process, the size from which CACHECOPY_AUTO copies stream: 0 streams
-// every CACHECOPY_AUTO copy, SIZE_MAX none.
+// every CACHECOPY_AUTO copy, SIZE_MAX none. Calls in flight finish with the value they
+// started with. Each distinct setting allocates once, the first time (it is never freed):
+// not for a data path.
 void cachecopy_set_nt_threshold(size_t bytes);
 
-// The size from which CACHECOPY_AUTO fills stream (CACHECOPY_FILL_NT_THRESHOLD, else the copy
-// rule).
+// The size from which CACHECOPY_AUTO fills stream (the fill_nt field of CACHECOPY_TUNE, else
+// the copy rule).
 size_t cachecopy_fill_nt_threshold(void);
 
 // Sets, for the whole process, the size from which CACHECOPY_AUTO fills stream (SIZE_MAX:
-// never).
+// never); as cachecopy_set_nt_threshold.
 void cachecopy_set_fill_nt_threshold(size_t bytes);
 
-// The backend this process runs, as a static NUL-terminated string: "avx512", "avx2",
-// "sse2", "neon" or "generic" (CACHECOPY_BACKEND overrides the detected one). Never free it.
+// The backend this process runs streamed copies on, as a static NUL-terminated string:
+// "avx512", "avx2", "sse2", "neon" or "generic" (the stream field of CACHECOPY_TUNE overrides
+// the CPU's rule). Never free it.
 const char *cachecopy_backend(void);
 
 // The library's version, "MAJOR.MINOR.PATCH", as a static NUL-terminated string.

@@ -37,14 +37,14 @@ pub struct Calibration {
     pub crossover_cold: Option<usize>,
     /// As `crossover_cold`, for a hot destination.
     pub crossover_hot: Option<usize>,
-    /// The recommended `CACHECOPY_NT_THRESHOLD`: see [`recommend`].
+    /// The recommended `nt` (or `fill_nt`) field: see [`recommend`].
     pub recommended: Option<usize>,
     /// The threshold `Auto` uses now.
     pub builtin: usize,
     /// glibc `memcpy`'s own switch to streaming stores (copies only).
     pub glibc: Option<usize>,
     /// What the library's own `cachecopy::tune::calibrate()` found on this run (the function
-    /// `CACHECOPY_NT_THRESHOLD=calibrate` runs at start-up).
+    /// `CACHECOPY_TUNE=calibrate` runs at start-up).
     pub library: Library,
 }
 
@@ -102,8 +102,7 @@ pub struct Library {
     pub rep: LibrarySweep,
     /// The same sizes into a hot destination (the same buffer again and again).
     pub rep_hot: LibrarySweep,
-    /// The string-instruction threshold in force (`rep_movsb_threshold()` or
-    /// `fill_rep_threshold()`).
+    /// The string-instruction threshold in force (the plan's `rep_movsb` or `fill_rep`).
     pub rep_builtin: usize,
     /// How long `cachecopy::tune::calibrate()` took, in milliseconds.
     pub ms: f64,
@@ -321,23 +320,20 @@ fn print(c: &Calibration) -> String {
     field(&mut s, "crossover", crossover);
     let recommended = match c.recommended {
         Some(r) => format!(
-            "{}={r}  ({}: from here streaming is no slower even into a cached destination)",
-            c.kind.env(),
+            "CACHECOPY_TUNE={}={r}  ({}: from here streaming is no slower even into a cached \
+             destination)",
+            c.kind.field(),
             size(r)
         ),
         None => "none: streaming never won in the measured range".to_string(),
     };
     field(&mut s, "recommended", recommended);
-    let builtin = format!(
-        "{} (cachecopy::{}())",
-        size(c.builtin),
-        c.kind.threshold().0
-    );
+    let builtin = format!("{} (the plan's {})", size(c.builtin), c.kind.threshold().0);
     field(&mut s, "built-in", builtin);
     let confirmed = lib.nt.outcome == Outcome::Confirmed.to_string();
     let library = match (lib.nt.decided, lib.agrees) {
         (Some(t), agrees) => format!(
-            "{}{} in {:.0} ms ({}; CACHECOPY_NT_THRESHOLD=calibrate applies it at start-up)",
+            "{}{} in {:.0} ms ({}; CACHECOPY_TUNE=calibrate applies it at start-up)",
             if confirmed { "confirms the rule: " } else { "" },
             size(t),
             lib.ms,
@@ -506,14 +502,8 @@ mod tests {
         assert!(t.find("4 KiB").unwrap() < t.find("8 KiB").unwrap(), "{t}");
         assert!(t.contains("1.25x"), "{t}");
         assert!(t.contains("hot destination none in range"), "{t}");
-        assert!(
-            t.contains("CACHECOPY_FILL_NT_THRESHOLD=32768  (32 KiB"),
-            "{t}"
-        );
-        assert!(
-            t.contains("1 MiB (cachecopy::tune::Plan::current().tuning().fill_nt)"),
-            "{t}"
-        );
+        assert!(t.contains("CACHECOPY_TUNE=fill_nt=32768  (32 KiB"), "{t}");
+        assert!(t.contains("1 MiB (the plan's fill_nt)"), "{t}");
         assert!(!t.contains("   glibc  "), "{t}");
         // The library's own ratios beside the sweep's, in the same rows.
         assert!(t.contains("0.50x    0.25x        0.75x 0/2\n"), "{t}");
