@@ -205,7 +205,7 @@ fn gain(sets: &[Evidence]) -> f64 {
 /// and working set on buffers of its own, and settles which the jobs take. See the module docs.
 pub(super) fn engine_check(cpu: &Cpu, budget: Duration) -> EngineCheck {
     let widest = NAMES[table::runnable(&cpu.features) - 1];
-    let rule = engine::rule(cpu, widest).0;
+    let rule = crate::dispatch::rules::engine_rule(cpu, widest).0;
     let mut engines = [rule; MAX_ENGINES];
     let n = engine_candidates(cpu, rule, &mut engines);
     let mut check = EngineCheck {

@@ -164,11 +164,6 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    /// Whether the vendor string names Intel.
-    pub(crate) fn is_intel(&self) -> bool {
-        self.vendor() == "GenuineIntel"
-    }
-
     /// The vendor string (`"AuthenticAMD"`, `"GenuineIntel"`, or the arm64 implementer).
     pub fn vendor(&self) -> &str {
         self.vendor.as_str()

@@ -18,7 +18,7 @@
 
 use core::fmt;
 
-use crate::cpu::{Cpu, Features};
+use crate::cpu::Features;
 
 /// A copy backend: the register set the one algorithm is instantiated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -205,85 +205,4 @@ pub(crate) fn candidates(runnable: &[Backend]) -> impl Iterator<Item = Engine> +
             [Some(masked), (overlap != masked).then_some(overlap)]
         })
         .flatten()
-}
-
-/// Why [`rule`] chose what it chose: one line per CPU family, with the run that justifies it.
-pub(crate) type Reason = &'static str;
-
-/// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
-/// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more;
-/// docs/engine.md ("The rules and the runs behind them") has the runs:
-///
-/// - **AMD family 25 with AVX-512 (Zen 4)**: AVX2 for both jobs, overlapping edges. Transmit
-///   frames ran slower on the AVX-512 backend than on AVX2 there, and 256-bit registers are
-///   Zen 4's native width (512-bit operations are split in two), so AVX2 gives up nothing.
-/// - **Intel family 6 model 207**: AVX-512 for both jobs, overlapping edges: a masked store into
-///   a line not in cache cost more than the overlapping unmasked pair, and the 512-bit bodies
-///   were no slower than 256-bit ones.
-/// - **Any other CPU with AVX-512**: a stated default that no run here backs, the widest backend
-///   with overlapping edges (every AVX-512 CPU measured lost with masked ones); the reason says
-///   so, and `calibrate()`, whose engine check compares every register set on frames, decides.
-/// - **Everything else**: the widest backend, overlapping edges (no other register set has
-///   byte masks).
-pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
-    let overlap = |b| Engine::new(b, b, Edges::Overlap);
-    if widest != Backend::Avx512 {
-        return (
-            overlap(widest),
-            "the widest backend, overlapping edges (docs/engine.md)",
-        );
-    }
-    match (cpu.vendor(), cpu.family_model) {
-        ("AuthenticAMD", Some((25, _))) => (
-            overlap(Backend::Avx2),
-            "AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17): 256-bit bodies, \
-             overlapping edges (docs/engine.md)",
-        ),
-        ("GenuineIntel", Some((6, 207))) => (
-            overlap(Backend::Avx512),
-            "Intel family 6 model 207 (run: family 6 model 207): 512-bit bodies, overlapping \
-             edges (docs/engine.md)",
-        ),
-        _ => (
-            overlap(Backend::Avx512),
-            "AVX-512 on a CPU no run here covers: 512-bit bodies, overlapping edges by default; \
-             no run here backs it, calibrate() decides (docs/engine.md)",
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::Text;
-
-    #[test]
-    fn each_avx512_rule_covers_only_the_cpus_its_runs_measured() {
-        let cpu = |vendor: &[u8], family_model| Cpu {
-            vendor: Text::new(vendor),
-            family_model,
-            ..crate::arch::detect()
-        };
-        let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
-        let avx2 = Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap);
-        for (vendor, fm, want, backed) in [
-            (&b"AuthenticAMD"[..], Some((25, 17)), avx2, true),
-            (b"AuthenticAMD", Some((25, 97)), avx2, true),
-            (b"AuthenticAMD", Some((26, 2)), avx512, false),
-            (b"GenuineIntel", Some((6, 207)), avx512, true),
-            (b"GenuineIntel", Some((6, 143)), avx512, false),
-            (b"HygonGenuine", Some((24, 0)), avx512, false),
-        ] {
-            let (e, why) = rule(&cpu(vendor, fm), Backend::Avx512);
-            assert_eq!(e, want, "{fm:?}: {why}");
-            assert_eq!(
-                !why.contains("no run here backs it"),
-                backed,
-                "{fm:?}: {why}"
-            );
-        }
-        // Without AVX-512 the family does not matter: the widest backend.
-        let (e, _) = rule(&cpu(b"AuthenticAMD", Some((25, 1))), Backend::Avx2);
-        assert_eq!(e, avx2);
-    }
 }

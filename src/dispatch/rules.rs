@@ -2,10 +2,57 @@
 //! with the run that justifies it (`docs/machines/`). [`rule`] gathers them into the record
 //! ([`Tuning`]) that the environment then refines (`super::tune`).
 
-use super::engine::{self, Backend, Engine};
+use super::engine::{Backend, Edges, Engine};
 use super::table;
 use super::tune::{Small, Tuning};
 use crate::cpu::Cpu;
+
+/// The CPUs a rule tells apart by identity: every one a run here measured, named once, here.
+/// Every rule below asks [`Model::of`] and nothing else about who the CPU is (vendor strings and
+/// CPUID family and model are read nowhere else), so a CPU's rules are found by its name, and a
+/// CPU no run covers is [`Model::Other`] in every rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Model {
+    /// AMD family 23 model 49: Zen 2 (EPYC Rome). Measured: lab/machines, the Zen 2 record.
+    Zen2Rome,
+    /// AMD family 25 without AVX-512: Zen 3 (Milan), measured on model 1; also Zen 4 with AVX-512
+    /// hidden, which the rules treat alike.
+    Family25,
+    /// AMD family 25 with AVX-512: Zen 4 (Genoa), measured on model 17.
+    Family25Avx512,
+    /// Intel family 6 model 167.
+    IntelF6M167,
+    /// Intel family 6 model 207.
+    IntelF6M207,
+    /// Any other Intel CPU: the vendor's stated defaults, no run.
+    OtherIntel,
+    /// Anything else: no run.
+    Other,
+}
+
+impl Model {
+    /// Who `cpu` is, for the rules.
+    pub(crate) fn of(cpu: &Cpu) -> Model {
+        let avx512 = cpu.features.avx512f && cpu.features.avx512bw;
+        match (cpu.arch, cpu.vendor(), cpu.family_model) {
+            ("x86_64", "AuthenticAMD", Some((23, 49))) => Model::Zen2Rome,
+            ("x86_64", "AuthenticAMD", Some((25, _))) if avx512 => Model::Family25Avx512,
+            ("x86_64", "AuthenticAMD", Some((25, _))) => Model::Family25,
+            ("x86_64", "GenuineIntel", Some((6, 167))) => Model::IntelF6M167,
+            ("x86_64", "GenuineIntel", Some((6, 207))) => Model::IntelF6M207,
+            ("x86_64", "GenuineIntel", _) => Model::OtherIntel,
+            _ => Model::Other,
+        }
+    }
+
+    /// Whether this is an Intel CPU.
+    fn intel(self) -> bool {
+        matches!(
+            self,
+            Model::IntelF6M167 | Model::IntelF6M207 | Model::OtherIntel
+        )
+    }
+}
 
 impl Engine {
     /// The built-in engine for `cpu` (what dispatch runs when no variable overrides it), and
@@ -19,7 +66,7 @@ impl Engine {
     /// ```
     pub fn rule(cpu: &Cpu) -> (Engine, &'static str) {
         let n = table::runnable(&cpu.features);
-        engine::rule(cpu, table::BACKENDS[n - 1].engine.stream)
+        engine_rule(cpu, table::BACKENDS[n - 1].engine.stream)
     }
 }
 
@@ -48,7 +95,7 @@ impl Tuning {
 pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
     let (nt, fill_nt) = default_thresholds(cpu);
     Tuning {
-        engine: engine::rule(cpu, widest).0,
+        engine: engine_rule(cpu, widest).0,
         flush: cpu.flush,
         nt,
         fill_nt,
@@ -73,11 +120,7 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
 ///   has no AVX-512, and the others have no run. `CACHECOPY_TUNE=wide_copy=` sets it on any
 ///   CPU that runs AVX-512.
 fn default_wide_copy(cpu: &Cpu, widest: Backend) -> usize {
-    let zen4 = matches!(
-        (cpu.vendor(), cpu.family_model),
-        ("AuthenticAMD", Some((25, _)))
-    );
-    if cpu.arch == "x86_64" && zen4 && widest == Backend::Avx512 {
+    if Model::of(cpu) == Model::Family25Avx512 && widest == Backend::Avx512 {
         1 << 20
     } else {
         usize::MAX
@@ -95,7 +138,7 @@ fn default_wide_copy(cpu: &Cpu, widest: Backend) -> usize {
 ///   docs/machines/amd-epyc-zen4-f25m17.md) one page led four at every size; the other CPUs
 ///   met have no run. `CACHECOPY_TUNE=pages=4` tries four on any CPU.
 fn default_pages(cpu: &Cpu) -> usize {
-    if cpu.arch == "x86_64" && cpu.is_intel() && cpu.family_model == Some((6, 167)) {
+    if Model::of(cpu) == Model::IntelF6M167 {
         4
     } else {
         1
@@ -131,10 +174,7 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 ///   the parts nobody measured (Zen 5) have no run of the masked class.
 ///   `CACHECOPY_TUNE=small=masked-fills` tries it on any CPU that runs it.
 fn default_small(cpu: &Cpu) -> Small {
-    let measured = matches!(
-        (cpu.vendor(), cpu.family_model),
-        ("GenuineIntel", Some((6, 167))) | ("AuthenticAMD", Some((25, _)))
-    );
+    let measured = matches!(Model::of(cpu), Model::IntelF6M167 | Model::Family25Avx512);
     if masked_small(cpu) && measured {
         Small::MaskedFills
     } else {
@@ -169,7 +209,7 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
     const FALLBACK: usize = 4 << 20;
     let c = &cpu.caches;
     let l3 = c.l3.filter(|&l3| l3 >= c.l2.unwrap_or(0));
-    if let (true, Some(false), Some(l2)) = (cpu.is_intel(), c.l3_inclusive, c.l2) {
+    if let (true, Some(false), Some(l2)) = (Model::of(cpu).intel(), c.l3_inclusive, c.l2) {
         return (l2.max(FLOOR), (2 * l2).max(FLOOR));
     }
     let copy = match (c.l2, l3) {
@@ -215,7 +255,7 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
         usize::MAX
     } else if widest == Backend::Generic {
         WORD_FILL_REP
-    } else if cpu.is_intel() {
+    } else if Model::of(cpu).intel() {
         if intel_strings_measured(cpu) {
             8 << 10
         } else {
@@ -238,7 +278,7 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
 ///
 /// docs/performance.md ("Fill and zero") and docs/machines/README.md have the runs.
 fn default_rep_movsb(cpu: &Cpu) -> usize {
-    if cpu.arch == "x86_64" && cpu.features.erms && cpu.is_intel() {
+    if cpu.arch == "x86_64" && cpu.features.erms && Model::of(cpu).intel() {
         if intel_strings_measured(cpu) {
             8 << 10
         } else {
@@ -256,9 +296,98 @@ fn default_rep_movsb(cpu: &Cpu) -> usize {
 /// "String instructions on the Intel models met"). Other Intel CPUs keep glibc's 2 KiB: no
 /// run there.
 fn intel_strings_measured(cpu: &Cpu) -> bool {
-    matches!(cpu.family_model, Some((6, 167)) | Some((6, 207)))
+    matches!(Model::of(cpu), Model::IntelF6M167 | Model::IntelF6M207)
 }
 
 /// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS): where the
 /// string store overtakes a loop that stores 8 bytes at a time (docs/bare-metal.md has the run).
 const WORD_FILL_REP: usize = 1024;
+
+/// Why [`engine_rule`] chose what it chose: one line per CPU family, with the run that justifies it.
+pub(crate) type Reason = &'static str;
+
+/// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
+/// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more;
+/// docs/engine.md ("The rules and the runs behind them") has the runs:
+///
+/// - **AMD family 25 with AVX-512 (Zen 4)**: AVX2 for both jobs, overlapping edges. Transmit
+///   frames ran slower on the AVX-512 backend than on AVX2 there, and 256-bit registers are
+///   Zen 4's native width (512-bit operations are split in two), so AVX2 gives up nothing.
+/// - **Intel family 6 model 207**: AVX-512 for both jobs, overlapping edges: a masked store into
+///   a line not in cache cost more than the overlapping unmasked pair, and the 512-bit bodies
+///   were no slower than 256-bit ones.
+/// - **Any other CPU with AVX-512**: a stated default that no run here backs, the widest backend
+///   with overlapping edges (every AVX-512 CPU measured lost with masked ones); the reason says
+///   so, and `calibrate()`, whose engine check compares every register set on frames, decides.
+/// - **Everything else**: the widest backend, overlapping edges (no other register set has
+///   byte masks).
+pub(crate) fn engine_rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
+    let overlap = |b| Engine::new(b, b, Edges::Overlap);
+    if widest != Backend::Avx512 {
+        return (
+            overlap(widest),
+            "the widest backend, overlapping edges (docs/engine.md)",
+        );
+    }
+    match Model::of(cpu) {
+        Model::Family25Avx512 => (
+            overlap(Backend::Avx2),
+            "AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17): 256-bit bodies, \
+             overlapping edges (docs/engine.md)",
+        ),
+        Model::IntelF6M207 => (
+            overlap(Backend::Avx512),
+            "Intel family 6 model 207 (run: family 6 model 207): 512-bit bodies, overlapping \
+             edges (docs/engine.md)",
+        ),
+        _ => (
+            overlap(Backend::Avx512),
+            "AVX-512 on a CPU no run here covers: 512-bit bodies, overlapping edges by default; \
+             no run here backs it, calibrate() decides (docs/engine.md)",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::Text;
+
+    #[test]
+    fn each_avx512_rule_covers_only_the_cpus_its_runs_measured() {
+        let host = crate::arch::detect();
+        // An x86_64 CPU with AVX-512 F and BW (what the rules test for), whatever the host has.
+        let cpu = |vendor: &[u8], family_model| Cpu {
+            arch: "x86_64",
+            vendor: Text::new(vendor),
+            family_model,
+            features: crate::cpu::Features {
+                avx512f: true,
+                avx512bw: true,
+                ..host.features
+            },
+            ..host
+        };
+        let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
+        let avx2 = Engine::new(Backend::Avx2, Backend::Avx2, Edges::Overlap);
+        for (vendor, fm, want, backed) in [
+            (&b"AuthenticAMD"[..], Some((25, 17)), avx2, true),
+            (b"AuthenticAMD", Some((25, 97)), avx2, true),
+            (b"AuthenticAMD", Some((26, 2)), avx512, false),
+            (b"GenuineIntel", Some((6, 207)), avx512, true),
+            (b"GenuineIntel", Some((6, 143)), avx512, false),
+            (b"HygonGenuine", Some((24, 0)), avx512, false),
+        ] {
+            let (e, why) = engine_rule(&cpu(vendor, fm), Backend::Avx512);
+            assert_eq!(e, want, "{fm:?}: {why}");
+            assert_eq!(
+                !why.contains("no run here backs it"),
+                backed,
+                "{fm:?}: {why}"
+            );
+        }
+        // Without AVX-512 the family does not matter: the widest backend.
+        let (e, _) = engine_rule(&cpu(b"AuthenticAMD", Some((25, 1))), Backend::Avx2);
+        assert_eq!(e, avx2);
+    }
+}

@@ -26,7 +26,7 @@ use raw_cpuid::{CpuIdReader, CpuIdResult};
 
 use crate::cpu::cpuid::{self, Os};
 use crate::cpu::{Caches, Cpu, Features, Text};
-use crate::dispatch::engine::{self, Backend};
+use crate::dispatch::engine::Backend;
 use records::ZOO;
 
 /// One CPU of the zoo.
@@ -500,7 +500,7 @@ fn every_record_gets_its_documented_choices() {
         let cpu = detect(r);
         let widest = widest(&cpu);
         let tuning = crate::dispatch::rules::rule(&cpu, widest);
-        let (_, reason) = engine::rule(&cpu, widest);
+        let (_, reason) = crate::dispatch::rules::engine_rule(&cpu, widest);
         let got = fields(&tuning.to_string());
         let mut want: Vec<(String, String, &Expect)> = vec![];
         for e in r.expect {
@@ -602,7 +602,7 @@ fn word_builds_decide_by_the_word_backend() {
         let t = crate::dispatch::rules::rule(&cpu, Backend::Generic);
         assert_eq!(
             t.engine,
-            engine::Engine::uniform(Backend::Generic),
+            crate::dispatch::engine::Engine::uniform(Backend::Generic),
             "{}",
             r.name
         );
