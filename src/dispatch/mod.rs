@@ -292,6 +292,8 @@ static MASKS: AtomicBool = AtomicBool::new(false);
 #[cold]
 #[inline(never)]
 fn init() -> &'static Kernels {
+    // The first call's caller keeps its `errno` (sysfs reads, a failed warning write).
+    let _keep = env::KeepErrno::new();
     let cpu = arch::detect();
     let n = table::runnable(&cpu.features);
     SUPPORTED.store(n, Ordering::Relaxed);
