@@ -36,6 +36,16 @@
 //! the one a [`Calibration`](calibrate::Calibration) writes (see [`calibrate()`]); an individual variable wins over its
 //! field.
 //!
+//! # Environment
+//! With `std`, the first call reads these variables, and no others: `CACHECOPY_TUNE`,
+//! `CACHECOPY_NT_THRESHOLD`, `CACHECOPY_FILL_NT_THRESHOLD`, `CACHECOPY_REP_MOVSB_THRESHOLD`,
+//! `CACHECOPY_FILL_REP_THRESHOLD`, `CACHECOPY_BACKEND` and `CACHECOPY_ENGINE` (see [`Tuning`]).
+//! **In secure mode it reads none**: a set-user-ID or set-group-ID program, or one with file
+//! capabilities (Linux's and Android's `AT_SECURE`, `issetugid` on macOS and the BSDs), runs
+//! with an environment its less privileged caller chose, so there every choice is the built-in
+//! rules'. The first call also leaves the caller's `errno` as it found it (on Linux and Android),
+//! whatever detection did.
+//!
 //! # Allocators and other callers that must not allocate
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
 //! the first call, which detects the CPU and reads the `CACHECOPY_*` variables, and not any later

@@ -72,9 +72,10 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
 /// then the `CACHECOPY_TUNE` line, then the single variables (`CACHECOPY_NT_THRESHOLD`,
 /// `CACHECOPY_FILL_NT_THRESHOLD`, `CACHECOPY_REP_MOVSB_THRESHOLD`,
 /// `CACHECOPY_FILL_REP_THRESHOLD`, `CACHECOPY_BACKEND`), then `CACHECOPY_ENGINE`; a variable wins
-/// over its field of the line. [`tuning()`](crate::tuning()) reads the one in force;
-/// [`calibrate`](crate::calibrate()) measures one. Its `Display` is the `CACHECOPY_TUNE` value
-/// that sets every field to what it holds:
+/// over its field of the line. In secure mode (a set-user-ID program: crate docs,
+/// "Environment") no variable is read and the record is the rules'. [`tuning()`](crate::tuning())
+/// reads the one in force; [`calibrate`](crate::calibrate()) measures one. Its `Display` is the
+/// `CACHECOPY_TUNE` value that sets every field to what it holds:
 ///
 /// ```
 /// let t = cachecopy::tuning();
