@@ -43,6 +43,14 @@
 //! [`tune::publish`] makes another plan the process's: calls in flight finish on the old one. A
 //! plan built by hand also runs without being published ([`tune::Plan::copy`]).
 //!
+//! # Environment
+//! With `std`, the first call reads one variable, `CACHECOPY_TUNE` (its fields:
+//! [`tune::Tuning`]), and no other. **In secure mode it reads none**: a set-user-ID or set-group-ID program, or one with file
+//! capabilities (Linux's and Android's `AT_SECURE`, `issetugid` on macOS and the BSDs), runs
+//! with an environment its less privileged caller chose, so there every choice is the built-in
+//! rules'. The first call also leaves the caller's `errno` as it found it (on Linux and Android),
+//! whatever detection did.
+//!
 //! # Allocators and other callers that must not allocate
 //! With `std` on Unix, no data-path call allocates, takes a lock or panics on valid input: not
 //! the first call, which detects the CPU and reads `CACHECOPY_TUNE`, and not any later one,

@@ -1,7 +1,9 @@
 //! aarch64 detection.
 //!
-//! - `dpb` (FEAT_DPB, `dc cvap`): with `std`, `std_detect` (`AT_HWCAP` on Linux, `sysctl` on
-//!   macOS); without `std`, `ID_AA64ISAR1_EL1.DPB` read with `mrs`. EL0 cannot read ID registers
+//! - `dpb` (FEAT_DPB, `dc cvap`): with `std`, `AT_HWCAP` on Linux and Android (`getauxval`,
+//!   read directly: `std_detect` can fall back to reading `/proc` into allocated buffers, and
+//!   detection must not allocate), `std_detect` elsewhere (`sysctl` on macOS); without `std`,
+//!   `ID_AA64ISAR1_EL1.DPB` read with `mrs`. EL0 cannot read ID registers
 //!   architecturally: Linux (since 4.11, `HWCAP_CPUID`) traps the `mrs` and emulates it with the
 //!   system-wide safe value, and QEMU user mode does the same. `no_std` builds therefore assume
 //!   Linux user space or EL1 (kernels, firmware, bare metal); elsewhere the `mrs` would fault.
@@ -10,6 +12,13 @@
 //!   where that emulation is known to exist: Linux or `no_std`.
 //! - Cache sizes, with `std` on Linux: `/sys/devices/system/cpu/cpu0/cache` (arm64 has no
 //!   CPUID-like size report for user space; `CCSIDR_EL1` is EL1-only).
+
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+use core::mem::MaybeUninit;
 
 use crate::cpu::{Caches, Cpu, Features, FlushOp, Text};
 
@@ -58,6 +67,9 @@ fn dpb() -> bool {
     cfg_if::cfg_if! {
         if #[cfg(miri)] {
             false
+        } else if #[cfg(all(feature = "std", any(target_os = "linux", target_os = "android")))] {
+            // SAFETY: `getauxval` has no preconditions (dispatch keeps the caller's `errno`).
+            unsafe { libc::getauxval(libc::AT_HWCAP) & libc::HWCAP_DCPOP != 0 }
         } else if #[cfg(feature = "std")] {
             std::arch::is_aarch64_feature_detected!("dpb")
         } else {
@@ -117,9 +129,6 @@ fn brand(midr: u64) -> Text<48> {
         _ => "part",
     };
     let hex = |d: u64| b"0123456789abcdef"[(d & 0xf) as usize];
-    let mut buf = [0u8; 48];
-    let n = name.len();
-    buf[..n].copy_from_slice(name.as_bytes());
     let tail = [
         b' ',
         b'0',
@@ -133,8 +142,17 @@ fn brand(midr: u64) -> Text<48> {
         b'p',
         hex(midr),
     ];
-    buf[n..n + tail.len()].copy_from_slice(&tail);
-    Text::new(&buf[..n + tail.len()])
+    // Assembled byte by byte with volatile stores into a buffer that is not zeroed: neither a
+    // `memset` nor a slice copy (`memcpy`), as `read_index_file`'s path.
+    let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 48];
+    let mut n = 0;
+    for &b in name.as_bytes().iter().chain(&tail).take(buf.len()) {
+        // SAFETY: `n < buf.len()` (`take`): inside `buf`.
+        unsafe { buf.as_mut_ptr().add(n).cast::<u8>().write_volatile(b) };
+        n += 1;
+    }
+    // SAFETY: the first `n` bytes were written above.
+    Text::new(unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) })
 }
 
 pub(crate) fn detect() -> Cpu {
@@ -184,7 +202,10 @@ fn caches(line: usize) -> Caches {
 /// Fills `c` from `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,shared_cpu_list}`.
 ///
 /// Allocation-free (detection runs inside allocators, crate docs): each path is assembled in a
-/// stack buffer, each file read with `open`/`read` into another and parsed in place.
+/// stack buffer, each file read with `open`/`read` into another and parsed in place. The buffers
+/// are not zeroed and the path is stored byte by byte with volatile stores, so that neither
+/// becomes a call to `memset` or `memcpy` (detection runs inside the first `memcpy` of a process
+/// that preloads cachecopy, docs/preload.md).
 #[cfg(all(
     feature = "std",
     any(target_os = "linux", target_os = "android"),
@@ -193,7 +214,7 @@ fn caches(line: usize) -> Caches {
 fn sysfs(mut c: Caches) -> Caches {
     let mut found = false;
     for i in 0..8u8 {
-        let mut bufs = [[0u8; 64]; 3];
+        let mut bufs = [[MaybeUninit::<u8>::uninit(); 64]; 3];
         let [lb, kb, sb] = &mut bufs;
         let (Some(level), Some(kind), Some(size)) = (
             read_index_file(i, b"level", lb),
@@ -214,7 +235,7 @@ fn sysfs(mut c: Caches) -> Caches {
             b"2" => c.l2 = Some(size),
             b"3" => {
                 c.l3 = Some(size);
-                let mut lbuf = [0u8; 4096]; // a sysfs attribute is at most a page
+                let mut lbuf = [MaybeUninit::<u8>::uninit(); 4096]; // an attribute is at most a page
                 c.l3_shared_by = read_index_file(i, b"shared_cpu_list", &mut lbuf)
                     .and_then(|l| count_cpus(trim(l)));
             }
@@ -235,21 +256,26 @@ fn sysfs(mut c: Caches) -> Caches {
     any(target_os = "linux", target_os = "android"),
     not(miri)
 ))]
-fn read_index_file<'b>(i: u8, file: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
+fn read_index_file<'b>(i: u8, file: &[u8], buf: &'b mut [MaybeUninit<u8>]) -> Option<&'b [u8]> {
     const DIR: &[u8] = b"/sys/devices/system/cpu/cpu0/cache/index";
-    let mut path = [0u8; 80];
+    let mut path = [MaybeUninit::<u8>::uninit(); 80];
     let n = DIR.len() + 2 + file.len();
     if i > 9 || n >= path.len() {
         return None;
     }
-    path[..DIR.len()].copy_from_slice(DIR);
-    path[DIR.len()] = b'0' + i;
-    path[DIR.len() + 1] = b'/';
-    path[DIR.len() + 2..n].copy_from_slice(file);
-    // path[n] is the NUL terminator (zero-initialised).
-    // SAFETY: `path` is NUL-terminated (byte `n` is 0, `n < path.len()`); `open` keeps no
-    // reference to it.
-    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let digit = [b'0' + i, b'/'];
+    for (k, &b) in DIR.iter().chain(&digit).chain(file).chain(&[0]).enumerate() {
+        // SAFETY: `k <= n < path.len()`: inside `path`.
+        unsafe { path.as_mut_ptr().add(k).cast::<u8>().write_volatile(b) };
+    }
+    // SAFETY: `path[..=n]` was written above and ends in NUL (`n < path.len()`); `open` keeps
+    // no reference to it.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr().cast(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        )
+    };
     if fd < 0 {
         return None;
     }
@@ -259,17 +285,36 @@ fn read_index_file<'b>(i: u8, file: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]
             break false; // too long for a sysfs value of this kind
         }
         // SAFETY: writes at most `buf.len() - len` bytes into the live, exclusive `buf[len..]`.
-        let r = unsafe { libc::read(fd, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr().add(len).cast(), buf.len() - len) };
         match r {
             0 => break true,
             r if r > 0 => len += r as usize,
-            _ if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+            _ if errno() == libc::EINTR => {}
             _ => break false,
         }
     };
     // SAFETY: `fd` is the descriptor opened above, closed once.
     unsafe { libc::close(fd) };
-    ok.then_some(&buf[..len])
+    // SAFETY: `read` initialised the first `len` bytes.
+    ok.then(|| unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len) })
+}
+
+/// The calling thread's `errno` (read directly: `std::io::Error` has drop glue that frees).
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn errno() -> i32 {
+    cfg_if::cfg_if! {
+        if #[cfg(target_os = "android")] {
+            // SAFETY: the thread's own `errno`, live as long as the thread.
+            unsafe { *libc::__errno() }
+        } else {
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() }
+        }
+    }
 }
 
 /// `s` without leading and trailing ASCII whitespace (sysfs values end in a newline).
@@ -373,12 +418,12 @@ mod tests {
         for i in 0..8u8 {
             for f in ["level", "type", "size", "shared_cpu_list"] {
                 let path = std::format!("/sys/devices/system/cpu/cpu0/cache/index{i}/{f}");
-                let mut buf = [0u8; 256];
+                let mut buf = [MaybeUninit::uninit(); 256];
                 let got = read_index_file(i, f.as_bytes(), &mut buf);
                 assert_eq!(got, std::fs::read(&path).ok().as_deref(), "{path}");
             }
         }
-        let mut tiny = [0u8; 1];
+        let mut tiny = [MaybeUninit::uninit(); 1];
         if std::fs::metadata("/sys/devices/system/cpu/cpu0/cache/index0/type").is_ok() {
             assert_eq!(
                 read_index_file(0, b"type", &mut tiny),
@@ -386,8 +431,14 @@ mod tests {
                 "too long for buf"
             );
         }
-        assert_eq!(read_index_file(0, b"no-such-file", &mut [0u8; 8]), None);
-        assert_eq!(read_index_file(10, b"size", &mut [0u8; 8]), None);
+        assert_eq!(
+            read_index_file(0, b"no-such-file", &mut [MaybeUninit::uninit(); 8]),
+            None
+        );
+        assert_eq!(
+            read_index_file(10, b"size", &mut [MaybeUninit::uninit(); 8]),
+            None
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # preload/tests/run.sh LIB [OUT]: builds the preload's C tests into OUT (target/preload) and runs
-# them with LIB (libcachecopy_preload.so) preloaded, in every variant below (docs/preload.md,
-# "Tests"). Every run writes its statistics line (CACHECOPY_PRELOAD_STATS) and the line must show
+# them with LIB (libcachecopy_preload.so) preloaded, in every variant below, then
+# preload/tests/safety.sh (docs/preload.md, "Tests"). Every run writes its statistics line (CACHECOPY_PRELOAD_STATS) and the line must show
 # the modes and engine the variant asked for, with calls counted: a run the library did not
 # serve fails. Run from the repository root. About 25 s of CPU on the 2-core VM, most of it the
 # 4 GiB case.
@@ -76,3 +76,6 @@ grep -E "^reentry: .* [1-9][0-9]* calls from inside it" "$out/reentry-calibrate.
 
 # Past 4 GiB: memcpy, an overlapping memmove and memset of 4 GiB + a few bytes.
 VARIANT=huge run "$auto" "$out/preload" huge
+
+# Safe in every process: the early callers, errno, `off` (preload/tests/safety.sh).
+bash preload/tests/safety.sh "$lib" "$out"

@@ -2,12 +2,17 @@
 //! `CACHECOPY_*` variables and complains about a bad one, without allocating or locking (an
 //! allocator may be the first caller). `getenv` returns a pointer into the process
 //! environment, the value is parsed in place, and a complaint is formatted on the stack and
-//! written with one `write(2)`.
+//! written with one `write(2)`. In secure mode ([`secure`]) nothing is read: the environment
+//! of a set-user-ID program is its caller's, not a setting to trust. Detection keeps the
+//! caller's `errno` ([`KeepErrno`]): it runs inside the first copy, which must not change it.
 
-/// The value of environment variable `name`, as bytes (with `std`; `None` without it). Neither
-/// allocates nor locks.
+/// The value of environment variable `name`, as bytes (with `std`; `None` without it, and in
+/// secure mode). Neither allocates nor locks.
 #[allow(unused_variables)]
 pub(crate) fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
+    if secure() {
+        return None;
+    }
     cfg_if::cfg_if! {
         if #[cfg(all(feature = "std", unix, not(miri)))] {
             // SAFETY: `name` is NUL-terminated; `getenv` returns null or a pointer to a
@@ -30,6 +35,91 @@ pub(crate) fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
             Some(std::boxed::Box::leak(v.into_boxed_str()).as_bytes())
         } else {
             None
+        }
+    }
+}
+
+/// Whether the process runs in secure mode: set-user-ID, set-group-ID or with file
+/// capabilities (Linux's `AT_SECURE`, the BSDs' and macOS's `issetugid`), where the environment
+/// comes from a less privileged user. No allocation, no lock, `errno` unchanged. False where
+/// neither exists, and without `std` (nothing is read then anyway).
+pub(crate) fn secure() -> bool {
+    cfg_if::cfg_if! {
+        if #[cfg(all(feature = "std", any(target_os = "linux", target_os = "android"), not(miri)))] {
+            let _keep = KeepErrno::new();
+            // SAFETY: `getauxval` has no preconditions (it sets `errno` for a missing entry,
+            // restored above).
+            unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+        } else if #[cfg(all(
+            feature = "std",
+            any(
+                target_vendor = "apple",
+                target_os = "freebsd",
+                target_os = "dragonfly",
+                target_os = "openbsd",
+                target_os = "netbsd"
+            ),
+            not(miri)
+        ))] {
+            // SAFETY: `issetugid` has no preconditions.
+            unsafe { libc::issetugid() != 0 }
+        } else {
+            false
+        }
+    }
+}
+
+/// Restores the calling thread's `errno` when dropped to what it was when made (Linux and
+/// Android; elsewhere it does nothing): detection's sysfs reads and a failed warning write set
+/// it, and detection runs inside a caller's copy.
+pub(crate) struct KeepErrno {
+    #[cfg(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        not(miri)
+    ))]
+    saved: core::ffi::c_int,
+}
+
+impl KeepErrno {
+    /// Saves `errno`.
+    pub(crate) fn new() -> KeepErrno {
+        KeepErrno {
+            #[cfg(all(feature = "std", any(target_os = "linux", target_os = "android"), not(miri)))]
+            // SAFETY: the thread's own `errno`, live as long as the thread.
+            saved: unsafe { *errno() },
+        }
+    }
+}
+
+impl Drop for KeepErrno {
+    fn drop(&mut self) {
+        #[cfg(all(
+            feature = "std",
+            any(target_os = "linux", target_os = "android"),
+            not(miri)
+        ))]
+        // SAFETY: as in `new`.
+        unsafe {
+            *errno() = self.saved
+        };
+    }
+}
+
+/// The calling thread's `errno`.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+fn errno() -> *mut core::ffi::c_int {
+    cfg_if::cfg_if! {
+        if #[cfg(target_os = "android")] {
+            // SAFETY: no preconditions.
+            unsafe { libc::__errno() }
+        } else {
+            // SAFETY: no preconditions.
+            unsafe { libc::__errno_location() }
         }
     }
 }

@@ -583,6 +583,8 @@ static CALIBRATED: Slot = Slot::new();
 #[cold]
 #[inline(never)]
 fn init() -> &'static Plan {
+    // The first call's caller keeps its `errno` (sysfs reads, a failed warning write).
+    let _keep = super::env::KeepErrno::new();
     let cpu = crate::arch::detect();
     let facts = Facts::of(&cpu);
     let widest = NAMES[facts.backends as usize - 1];

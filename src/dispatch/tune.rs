@@ -65,8 +65,9 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
 /// The built-in rules choose one per CPU ([`Tuning::rule`], each rule citing its runs); at the
 /// first call detection refines it by the `CACHECOPY_TUNE` line and builds the process's plan
 /// from it ([`Plan::current`](crate::tune::Plan::current)`().tuning()` is that record);
-/// [`calibrate`](crate::tune::calibrate()) measures one. Its `Display` is the `CACHECOPY_TUNE`
-/// value that sets every field to what it holds:
+/// [`calibrate`](crate::tune::calibrate()) measures one. In secure mode (a set-user-ID
+/// program: the crate's documentation, "Environment") nothing is read and the record is the
+/// rules'. Its `Display` is the `CACHECOPY_TUNE` value that sets every field to what it holds:
 ///
 /// ```
 /// let t = cachecopy::tune::Plan::current().tuning();
