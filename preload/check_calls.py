@@ -70,7 +70,7 @@ OURS = re.compile(r"cachecopy")
 # `memcpy` calls. It is reached only from the preload's initialisation, which holds the
 # initialising pid, so those calls land in the preload's fallback copy, not back in
 # initialisation (preload/tests/preload.c runs it); listed, not followed.
-EXEMPT = re.compile(r"^cachecopy::calibrate::")
+EXEMPT = re.compile(r"^cachecopy::tune::calibrate::")
 # Where a panic starts: never followed (see the docstring).
 PANIC = re.compile(
     r"^(core::panicking::|std::panicking::|rust_begin_unwind|core::option::(expect|unwrap)_failed"

@@ -173,6 +173,21 @@ impl Plan {
 
     /// [`Plan::new`] against the facts of a CPU.
     pub(crate) fn build(t: &Tuning, facts: Facts) -> Result<Plan, Unsupported> {
+        let mut p = MaybeUninit::<Plan>::uninit();
+        // SAFETY: `p` is ours to write; on `Ok` every field was written.
+        unsafe {
+            Plan::build_into(t, facts, p.as_mut_ptr())?;
+            Ok(p.assume_init())
+        }
+    }
+
+    /// Checks the record `t` against `facts`, then builds its plan at `out`, field by field: no
+    /// copy of a whole plan or table, which the compiler would make a call to `memcpy` (the
+    /// first detection runs inside the first `memcpy` of a process that preloads cachecopy).
+    ///
+    /// # Safety
+    /// `out` valid for writes of a `Plan`; on `Err` nothing was written.
+    unsafe fn build_into(t: &Tuning, facts: Facts, out: *mut Plan) -> Result<(), Unsupported> {
         let engine = Engine::new(t.engine.temporal, t.engine.stream, t.engine.edges);
         for b in [engine.temporal, engine.stream] {
             if !facts.runs_backend(b) {
@@ -192,34 +207,37 @@ impl Plan {
             return Err(Unsupported(Unsupportable::Pages(t.pages)));
         }
         // Both backends run here, so the composed table exists.
-        let mut kernels = *table::composed(engine).unwrap_or(BACKENDS[0]);
-        kernels.knobs = Knobs {
-            rep_movsb: t.rep_movsb,
-            fill_rep: t.fill_rep,
-            wide_copy: t.wide_copy,
-            pages: t.pages,
-        };
-        // The temporal entries that read a size threshold only where one is set: every other
-        // plan's copies and fills read none.
-        if t.rep_movsb != usize::MAX || t.wide_copy != usize::MAX {
-            kernels.copy_temporal = kernels.sized.copy_temporal;
-            kernels.moves.temporal = kernels.sized.move_temporal;
-        }
-        if t.fill_rep != usize::MAX {
-            kernels.fill_temporal = kernels.sized.fill_temporal;
-        }
-        let tuning = Tuning { engine, ..*t };
-        Ok(Plan {
-            copy_below: bounds(t.nt),
-            fill_below: bounds(t.fill_nt),
-            masked_fill_below: match t.small {
+        let table = table::composed(engine).unwrap_or(BACKENDS[0]);
+        // SAFETY: `out` is valid for writes (caller); each field is written through a raw
+        // place, the table a word at a time from a live table of the same type.
+        unsafe {
+            let k = ptr::addr_of_mut!((*out).kernels);
+            copy_words(k, table);
+            (*k).knobs = Knobs {
+                rep_movsb: t.rep_movsb,
+                fill_rep: t.fill_rep,
+                wide_copy: t.wide_copy,
+                pages: t.pages,
+            };
+            // The temporal entries that read a size threshold only where one is set: every
+            // other plan's copies and fills read none.
+            if t.rep_movsb != usize::MAX || t.wide_copy != usize::MAX {
+                (*k).copy_temporal = table.sized.copy_temporal;
+                (*k).moves.temporal = table.sized.move_temporal;
+            }
+            if t.fill_rep != usize::MAX {
+                (*k).fill_temporal = table.sized.fill_temporal;
+            }
+            ptr::addr_of_mut!((*out).copy_below).write(bounds(t.nt));
+            ptr::addr_of_mut!((*out).fill_below).write(bounds(t.fill_nt));
+            ptr::addr_of_mut!((*out).masked_fill_below).write(match t.small {
                 Small::MaskedFills => MASKED_FILL_WINDOWS,
                 Small::Plain => 0,
-            },
-            kernels,
-            tuning,
-            facts,
-        })
+            });
+            ptr::addr_of_mut!((*out).tuning).write(Tuning { engine, ..*t });
+            ptr::addr_of_mut!((*out).facts).write(facts);
+        }
+        Ok(())
     }
 
     /// The plan in force: the one detection built on the first call (the CPU's rule, refined by
@@ -524,6 +542,25 @@ cfg_if::cfg_if! {
     }
 }
 
+/// Copies `*src` to `dst` a word at a time with volatile accesses, which the compiler cannot
+/// turn into a call to `memcpy` (see [`Plan::build_into`]). Padding is copied as the possibly
+/// uninitialised bytes it is (`MaybeUninit` words).
+///
+/// # Safety
+/// `dst` valid for writes and `src` for reads of a `T`; `T`'s size a multiple of 8 and its
+/// alignment at least 8 (checked at compile time).
+unsafe fn copy_words<T>(dst: *mut T, src: *const T) {
+    const { assert!(size_of::<T>() % 8 == 0 && align_of::<T>() >= 8) };
+    let (d, s) = (
+        dst.cast::<MaybeUninit<u64>>(),
+        src.cast::<MaybeUninit<u64>>(),
+    );
+    for i in 0..size_of::<T>() / 8 {
+        // SAFETY: word `i` lies inside both (`size_of::<T>()` is a multiple of 8), aligned.
+        unsafe { d.add(i).write_volatile(s.add(i).read_volatile()) };
+    }
+}
+
 /// A `'static` home for one plan, written once: the first detection's, and the one a calibration
 /// at first use decides. A writer claims it (`EMPTY` to `WRITING`), writes the plan, then marks
 /// it `READY` with a release store; a reader sees `READY` before it reads.
@@ -548,16 +585,17 @@ impl Slot {
         }
     }
 
-    /// Writes `plan` here if nobody has, and returns the slot's plan once it is written:
-    /// `Err(())` while another thread is still writing it (nothing waits: no lock).
-    fn fill(&'static self, plan: &Plan) -> Result<&'static Plan, ()> {
+    /// Builds a plan here with `build` (which must write a whole plan at the pointer it gets)
+    /// if nobody has, and returns the slot's plan once it is written: `Err(())` while another
+    /// thread is still writing it (nothing waits: no lock).
+    fn fill(&'static self, build: impl FnOnce(*mut Plan)) -> Result<&'static Plan, ()> {
         match self
             .state
             .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire)
         {
             Ok(_) => {
-                // SAFETY: this thread claimed the slot; nobody reads it before `READY`.
-                unsafe { (*self.plan.get()).write(*plan) };
+                // This thread claimed the slot; nobody reads it before `READY`.
+                build(self.plan.get().cast());
                 self.state.store(READY, Ordering::Release);
             }
             Err(WRITING) => return Err(()),
@@ -590,9 +628,16 @@ fn init() -> &'static Plan {
     let widest = NAMES[facts.backends as usize - 1];
     let mut t = super::rules::rule(&cpu, widest);
     let calibrate = t.read_env(&facts.runs());
-    // Every value the record holds was checked against the CPU as it was read.
-    let plan = Plan::build(&t, facts).unwrap_or(SAFE);
-    let Ok(published) = DETECTED.fill(&plan) else {
+    // Every value the record holds was checked against the CPU as it was read: the plan
+    // builds (else the safe one stands in).
+    let built = DETECTED.fill(|out| {
+        // SAFETY: `out` is the slot's, ours to write.
+        if unsafe { Plan::build_into(&t, facts, out) }.is_err() {
+            // SAFETY: as above; `SAFE` is a live plan.
+            unsafe { copy_words(out, &SAFE) };
+        }
+    });
+    let Ok(published) = built else {
         return &SAFE;
     };
     // Publish only over the bootstrap plan: a plan published by hand meanwhile stays.
@@ -605,7 +650,14 @@ fn init() -> &'static Plan {
     #[cfg(all(feature = "std", unix))]
     if calibrate && ptr::eq(current(), published) {
         if let Some(decided) = <FirstUse as Calibrate>::calibrate(published) {
-            if let Ok(p) = CALIBRATED.fill(&decided) {
+            let built = CALIBRATED.fill(|out| {
+                // SAFETY: `out` is the slot's, ours to write.
+                if unsafe { Plan::build_into(&decided, published.facts, out) }.is_err() {
+                    // SAFETY: as above; `published` is a live plan.
+                    unsafe { copy_words(out, published) };
+                }
+            });
+            if let Ok(p) = built {
                 publish(p);
                 return p;
             }
@@ -622,9 +674,9 @@ fn init() -> &'static Plan {
 #[cfg(all(feature = "std", unix))]
 pub(crate) trait Calibrate {
     /// Measures with `plan` (the one just published, so the measurement's own copies find it)
-    /// and returns the plan it decided, without allocating or locking (an allocator may be the
-    /// first caller); `None` to keep `plan`.
-    fn calibrate(plan: &'static Plan) -> Option<Plan>;
+    /// and returns the record it decided, without allocating or locking (an allocator may be
+    /// the first caller); `None` to keep `plan`.
+    fn calibrate(plan: &'static Plan) -> Option<Tuning>;
 }
 
 /// The first call's detection, for which the calibration implements [`Calibrate`].
