@@ -452,7 +452,8 @@ pub(crate) unsafe fn fill_in(
         // writes the lines back ([`flush_inline`]). The plan's small-fill choice is read from
         // the plan as found (the bootstrap plan's is the plain classes).
         unsafe {
-            kernel::small::fill(dst, byte, len, via.hot().masked_fill_below);
+            let p = via.hot();
+            kernel::small::fill(dst, byte, len, p.small_below, p.small);
             if mode == Mode::FlushCache {
                 via.flush_inline(dst, len, true);
             }
@@ -644,7 +645,7 @@ pub unsafe fn fill_raw_unfenced(dst: *mut u8, byte: u8, len: usize, mode: Mode) 
         // SAFETY: forwarded contract; ordinary stores owe no fence, FlushCache's write-backs
         // are the caller's to fence.
         unsafe {
-            kernel::small::fill(dst, byte, len, p.masked_fill_below);
+            kernel::small::fill(dst, byte, len, p.small_below, p.small);
             if mode == Mode::FlushCache {
                 flush_inline_published(dst, len, false);
             }

@@ -40,6 +40,7 @@ pub use crate::dispatch::plan::update;
 pub use crate::dispatch::plan::{publish, Plan};
 pub use crate::dispatch::rules::default_nt_threshold;
 pub use crate::dispatch::supported::Unsupported;
-pub use crate::dispatch::tune::{BadField, Small, Tuning};
+pub use crate::dispatch::tune::{BadField, Tuning};
+pub use crate::kernel::small::Small;
 #[cfg(all(feature = "std", unix))]
 pub use calibrate::calibrate;

@@ -7,7 +7,8 @@
 //! - `nt`, `fill_nt`: `Auto` at lengths around the thresholds;
 //! - `rep_movsb`, `fill_rep`: the string move and store from 0 bytes on every backend, the
 //!   4K-aliasing placements, and never;
-//! - `small`: the masked fills at every length and page offset beside guard pages, or refused;
+//! - `small`: every small-fill variant at every length and page offset beside guard pages, or
+//!   refused;
 //! - `pages`: every page count, copies and disjoint moves, beside guard pages;
 //! - `wide_copy`: the AVX-512 loop from 0 bytes on the 256-bit backend, or refused;
 //! - `flush`: every flush instruction this CPU runs, `FlushCache` copies and fills;
@@ -351,17 +352,29 @@ fn small_sweep(p: &Plan) {
     }
 }
 
+/// Whether this CPU runs the small-fill variant `s` (a model of the requirements, not the
+/// library's check).
+fn runs_small(s: Small) -> bool {
+    match s {
+        Small::MaskedFills => runs_masked_small(),
+        Small::AvxPairs => cfg!(all(target_arch = "x86_64", not(miri))) && runs(Backend::Avx2),
+        _ => true,
+    }
+}
+
 #[test]
 fn small_fills_of_every_variant() {
-    small_sweep(&plan(|t| t.small = Small::Plain).unwrap());
-    match masked() {
-        Ok(p) => {
-            assert!(runs_masked_small());
-            small_sweep(&p);
-        }
-        Err(e) => {
-            assert!(!runs_masked_small(), "masked fills refused here: {e}");
-            assert!(rule().with_line("small=masked-fills").is_err());
+    for s in [Small::Plain, Small::MaskedFills, Small::AvxPairs] {
+        match plan(|t| t.small = s) {
+            Ok(p) => {
+                assert!(runs_small(s), "{s} built here");
+                assert_eq!(p.tuning().small, s);
+                small_sweep(&p);
+            }
+            Err(e) => {
+                assert!(!runs_small(s), "{s} refused here: {e}");
+                assert!(rule().with_line(&format!("small={s}")).is_err());
+            }
         }
     }
 }

@@ -72,6 +72,8 @@ mod avx512;
 mod cpu;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only), not(miri)))]
 pub(crate) mod masked;
+#[cfg(all(target_feature = "sse2", not(cachecopy_integer_only), not(miri)))]
+pub(crate) mod pair;
 #[cfg(all(target_feature = "sse2", not(cachecopy_integer_only)))]
 mod sse2;
 

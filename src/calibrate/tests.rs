@@ -205,6 +205,7 @@ fn the_line_has_the_decided_fields() {
         backends: &NAMES,
         flush: 0,
         masks: true,
+        pairs: true,
     };
     let mut back = c.base;
     let read = back.read_line(&s.as_str().as_bytes()[15..], "test", tune::ALL, &runs);
@@ -489,6 +490,7 @@ fn a_candidate_is_taken_for_the_job_it_wins_alone() {
         backends: &Backend::ALL,
         flush: 0,
         masks: true,
+        pairs: true,
     };
     let mut back = cal.base;
     back.read_line(&l.as_str().as_bytes()[15..], "test", tune::ALL, &runs);

@@ -63,9 +63,12 @@ pub struct Plan {
     /// As `copy_below`, for fills (`Auto` from `max(STREAM_MIN, fill_nt)`).
     pub(crate) fill_below: Bounds,
     /// A short fill whose destination's offset in its 4 KiB page is below this takes the
-    /// masked class (`kernel::small`): 0 unless the record chose masked fills on a CPU that runs
-    /// them, then `MASKED_FILL_WINDOWS` (a 64-byte window at such an offset stays in its page).
-    pub(crate) masked_fill_below: usize,
+    /// plan's small-fill variant (`kernel::small`, `small`): 0 for the plain classes (no fill
+    /// takes a variant), `MASKED_FILL_WINDOWS` for masked fills (a 64-byte window at such an
+    /// offset stays in its page), 4096 for the AVX pairs (every fill; they store exactly).
+    pub(crate) small_below: usize,
+    /// The record's small-fill variant, beside `small_below` (read only where that admits it).
+    pub(crate) small: Small,
     /// The kernel table of the record's engine, with the knobs its kernels read (from which
     /// size a path takes its variant).
     pub(crate) kernels: Kernels,
@@ -94,6 +97,8 @@ pub(crate) struct Facts {
     pub(crate) flush: u8,
     /// Whether the CPU runs the masked small class (AVX-512 F and BW, BMI2, in this build).
     pub(crate) masks: bool,
+    /// Whether the CPU runs the AVX pairs of small fills (AVX2, in this build).
+    pub(crate) pairs: bool,
     /// Only [`SAFE`]'s: facts that a thread racing the first detection assumed, not found.
     pub(crate) assumed: bool,
 }
@@ -104,7 +109,8 @@ impl Facts {
         Facts {
             backends: table::runnable(&cpu.features) as u8,
             flush: cpu.flush_ops().fold(0u8, |m, op| m | 1 << op.index()),
-            masks: super::rules::masked_small(cpu) && masked_small_runs(),
+            masks: super::rules::masked_small(cpu) && small_asm_runs() && masked_small_bmi2(),
+            pairs: cpu.features.avx2 && small_asm_runs(),
             assumed: false,
         }
     }
@@ -115,6 +121,7 @@ impl Facts {
             backends: &NAMES[..self.backends as usize],
             flush: self.flush,
             masks: self.masks,
+            pairs: self.pairs,
         }
     }
 
@@ -124,9 +131,20 @@ impl Facts {
     }
 }
 
-/// Whether this build can run the masked small class where the CPU has what it needs beyond its
-/// record's AVX-512 (`rules::masked_small`): BMI2, x86_64 with vector registers, not Miri.
-fn masked_small_runs() -> bool {
+/// Whether this build has the small fills' inline assembly (`arch::masked`, `arch::pair`):
+/// x86_64 with vector registers, not Miri (which runs no assembly).
+const fn small_asm_runs() -> bool {
+    cfg!(all(
+        target_arch = "x86_64",
+        target_feature = "sse2",
+        not(cachecopy_integer_only),
+        not(miri)
+    ))
+}
+
+/// Whether the CPU has what the masked small class needs beyond its record's AVX-512
+/// (`rules::masked_small`): BMI2.
+fn masked_small_bmi2() -> bool {
     cfg_if::cfg_if! {
         if #[cfg(all(
             target_arch = "x86_64",
@@ -197,8 +215,8 @@ impl Plan {
         if facts.flush & (1 << t.flush.index()) == 0 {
             return Err(Unsupported(Unsupportable::Flush(t.flush)));
         }
-        if t.small == Small::MaskedFills && !facts.masks {
-            return Err(Unsupported(Unsupportable::Masks));
+        if !facts.runs().small(t.small) {
+            return Err(Unsupported(Unsupportable::Small(t.small)));
         }
         if t.wide_copy != usize::MAX && !facts.runs_backend(Backend::Avx512) {
             return Err(Unsupported(Unsupportable::Wide));
@@ -230,10 +248,12 @@ impl Plan {
             }
             ptr::addr_of_mut!((*out).copy_below).write(bounds(t.nt));
             ptr::addr_of_mut!((*out).fill_below).write(bounds(t.fill_nt));
-            ptr::addr_of_mut!((*out).masked_fill_below).write(match t.small {
+            ptr::addr_of_mut!((*out).small_below).write(match t.small {
                 Small::MaskedFills => MASKED_FILL_WINDOWS,
+                Small::AvxPairs => 4096,
                 Small::Plain => 0,
             });
+            ptr::addr_of_mut!((*out).small).write(t.small);
             ptr::addr_of_mut!((*out).tuning).write(Tuning { engine, ..*t });
             ptr::addr_of_mut!((*out).facts).write(facts);
         }
@@ -430,7 +450,8 @@ const NOTHING: Tuning = Tuning {
 static BOOTSTRAP: Plan = Plan {
     copy_below: bounds(STREAM_MIN),
     fill_below: bounds(STREAM_MIN),
-    masked_fill_below: 0,
+    small_below: 0,
+    small: Small::Plain,
     kernels: Kernels {
         copy_temporal: bootstrap_copy,
         fill_temporal: bootstrap_fill,
@@ -445,6 +466,7 @@ static BOOTSTRAP: Plan = Plan {
         backends: 1,
         flush: 1 << 5,
         masks: false,
+        pairs: false,
         assumed: true,
     },
 };
@@ -501,13 +523,15 @@ static SAFE: Plan = {
     Plan {
         copy_below: bounds(usize::MAX),
         fill_below: bounds(usize::MAX),
-        masked_fill_below: 0,
+        small_below: 0,
+        small: Small::Plain,
         kernels: *base,
         tuning: t,
         facts: Facts {
             backends: 1,
             flush: 1 << SAFE_FLUSH_INDEX,
             masks: false,
+            pairs: false,
             assumed: true,
         },
     }

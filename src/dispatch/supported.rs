@@ -43,8 +43,8 @@ pub struct Unsupported(pub(crate) Unsupportable);
 pub(crate) enum Unsupportable {
     Backend(Backend),
     Flush(FlushOp),
-    /// The masked small class (AVX-512 F and BW, BMI2).
-    Masks,
+    /// A small-fill variant (masked fills: AVX-512 F and BW, BMI2; AVX pairs: AVX2).
+    Small(crate::dispatch::tune::Small),
     /// AVX-512 loops for large copies.
     Wide,
     /// A number of pages a streamed copy cannot read at once.
@@ -90,9 +90,7 @@ impl fmt::Display for Unsupported {
             Unsupportable::Flush(op) => {
                 write!(f, "the {op} instruction is not supported by this CPU")
             }
-            Unsupportable::Masks => {
-                f.write_str("masked fills are not supported by this CPU (AVX-512 F, BW and BMI2)")
-            }
+            Unsupportable::Small(s) => write!(f, "small={s} is not supported by this CPU"),
             Unsupportable::Wide => {
                 f.write_str("AVX-512 loops for large copies are not supported by this CPU")
             }

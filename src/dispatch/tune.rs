@@ -19,6 +19,7 @@ use core::fmt;
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
+pub(crate) use crate::kernel::small::Small;
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -103,48 +104,6 @@ pub struct Tuning {
     pub wide_copy: usize,
 }
 
-/// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
-/// entry built on it; copies and moves always take the plain classes): see
-/// `docs/small-calls.md` for the runs behind each CPU's choice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Small {
-    /// Size classes on the baseline register (SSE2 on x86_64, NEON on aarch64, the word
-    /// elsewhere): a few compares pick the class, each then a straight line of loads and
-    /// stores.
-    Plain,
-    /// Fills take one AVX-512 byte-masked store for every length from 0 to 64 bytes (no
-    /// compare between those lengths, so nothing to mispredict when the size changes every
-    /// call); copies keep the plain classes (a masked load waits for earlier stores into its
-    /// page, so a copy out of bytes just written, a header built on the stack, ran slower).
-    /// Needs AVX-512 F and BW and BMI2; inline assembly at the call site, so the caller needs
-    /// no target feature.
-    MaskedFills,
-}
-
-impl Small {
-    /// `"plain"` or `"masked-fills"`, as `CACHECOPY_TUNE`'s `small=` spells them.
-    pub fn name(self) -> &'static str {
-        match self {
-            Small::Plain => "plain",
-            Small::MaskedFills => "masked-fills",
-        }
-    }
-
-    /// The choice with this name (ASCII case ignored).
-    pub fn from_name(name: &str) -> Option<Small> {
-        [Small::Plain, Small::MaskedFills]
-            .into_iter()
-            .find(|s| s.name().eq_ignore_ascii_case(name))
-    }
-}
-
-impl fmt::Display for Small {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// What one field's value is, and how it is read and written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -194,9 +153,20 @@ pub(crate) struct Runs<'a> {
     pub(crate) flush: u8,
     /// Whether this CPU runs the masked small class ([`Small::MaskedFills`]).
     pub(crate) masks: bool,
+    /// Whether this CPU runs the AVX pairs of small fills ([`Small::AvxPairs`]).
+    pub(crate) pairs: bool,
 }
 
 impl Runs<'_> {
+    /// Whether this CPU runs the small fills `s`.
+    pub(crate) fn small(&self, s: Small) -> bool {
+        match s {
+            Small::Plain => true,
+            Small::MaskedFills => self.masks,
+            Small::AvxPairs => self.pairs,
+        }
+    }
+
     /// Whether this CPU runs the AVX-512 backend (what [`Kind::Wide`] asks).
     fn avx512(&self) -> bool {
         self.backends.contains(&Backend::Avx512)
@@ -221,7 +191,7 @@ impl Kind {
                 .map(Value::Flush),
             Kind::Small => name
                 .and_then(Small::from_name)
-                .filter(|&s| s == Small::Plain || runs.masks)
+                .filter(|&s| runs.small(s))
                 .map(Value::Small),
             Kind::Pages => match v {
                 b"1" | b"2" | b"4" | b"8" => Some(Value::Size(usize::from(v[0] - b'0'))),
@@ -263,8 +233,16 @@ impl fmt::Display for Expected<'_> {
                         .map(FlushOp::name),
                 )
             }
-            Kind::Small if self.1.masks => f.write_str("plain or masked-fills"),
-            Kind::Small => f.write_str("plain (this CPU does not run the masked class)"),
+            Kind::Small => {
+                f.write_str("a small-fill variant this CPU runs (")?;
+                list(
+                    f,
+                    &mut Small::ALL
+                        .into_iter()
+                        .filter(|&s| self.1.small(s))
+                        .map(Small::name),
+                )
+            }
             Kind::Pages => f.write_str("1, 2, 4 or 8"),
             Kind::Wide if self.1.avx512() => {
                 f.write_str("a size (digits with K, M or G, or never)")
@@ -618,7 +596,7 @@ pub struct BadField {
     text: [u8; 48],
     len: u8,
     why: Bad,
-    runs: (u8, u8, bool),
+    runs: (u8, u8, bool, bool),
 }
 
 impl BadField {
@@ -630,7 +608,12 @@ impl BadField {
             text,
             len: len as u8,
             why,
-            runs: (runs.backends.len() as u8, runs.flush, runs.masks),
+            runs: (
+                runs.backends.len() as u8,
+                runs.flush,
+                runs.masks,
+                runs.pairs,
+            ),
         }
     }
 
@@ -642,11 +625,12 @@ impl BadField {
 
 impl fmt::Display for BadField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (n, flush, masks) = self.runs;
+        let (n, flush, masks, pairs) = self.runs;
         let runs = Runs {
             backends: &super::table::NAMES[..usize::from(n)],
             flush,
             masks,
+            pairs,
         };
         write!(f, "field {:?}: ", self.field())?;
         self.why.write(f, &runs)

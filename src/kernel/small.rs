@@ -39,6 +39,8 @@
 //! `copy_with(backend, ..)`, `copy_with_engine` and `copy_within_with_engine` run exactly the
 //! requested backend at every size, so the backends stay comparable.
 
+use core::fmt;
+
 use super::{ByteSource, Mem, Splat, STREAM_MIN};
 use crate::vector::Vector;
 
@@ -55,17 +57,68 @@ cfg_if::cfg_if! {
     }
 }
 
+/// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
+/// entry built on it; copies and moves always take the plain classes): see
+/// `docs/small-calls.md` for the runs behind each CPU's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Small {
+    /// Size classes on the baseline register (SSE2 on x86_64, NEON on aarch64, the word
+    /// elsewhere): a few compares pick the class, each then a straight line of loads and
+    /// stores.
+    Plain,
+    /// Fills take one AVX-512 byte-masked store for every length from 0 to 64 bytes (no
+    /// compare between those lengths, so nothing to mispredict when the size changes every
+    /// call); copies keep the plain classes (a masked load waits for earlier stores into its
+    /// page, so a copy out of bytes just written, a header built on the stack, ran slower).
+    /// Needs AVX-512 F and BW and BMI2; inline assembly at the call site, so the caller needs
+    /// no target feature.
+    MaskedFills,
+    /// Fills of 33 to 64 bytes take two overlapping 32-byte AVX stores (glibc's AVX2 `memset`
+    /// shape) where the plain classes take four 16-byte ones; the others keep the plain
+    /// classes, and so do copies and moves. Needs AVX2; inline assembly at the call site.
+    AvxPairs,
+}
+
+impl Small {
+    /// Every choice.
+    pub(crate) const ALL: [Small; 3] = [Small::Plain, Small::MaskedFills, Small::AvxPairs];
+
+    /// `"plain"`, `"masked-fills"` or `"avx-pairs"`, as `CACHECOPY_TUNE`'s `small=` spells
+    /// them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Small::Plain => "plain",
+            Small::MaskedFills => "masked-fills",
+            Small::AvxPairs => "avx-pairs",
+        }
+    }
+
+    /// The choice with this name (ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<Small> {
+        Small::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for Small {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The longest copy or fill done at the call site: four baseline registers (see the module
 /// documentation for why not eight).
 pub(crate) const MAX: usize = 4 * Base::BYTES;
 const _: () = assert!(MAX < STREAM_MIN);
 
-/// Whether this fill takes the masked class (`arch::masked`): one compare of the destination's
-/// offset in its 4 KiB page with the plan's bound `below` (`Plan::masked_fill_below`), which is
-/// 0 unless the plan chose masked fills on a CPU that runs them, and otherwise keeps every
-/// 64-byte window inside its page. One load and one compare: this test is on every short fill
-/// of every CPU. Only on x86_64 builds with vector registers, not under Miri (which runs no
-/// assembly).
+/// Whether this fill takes the plan's small-fill variant: one compare of the destination's
+/// offset in its 4 KiB page with the plan's bound `below` (`Plan::small_below`), which is 0
+/// unless the plan chose a variant this CPU runs (then every fill passes, or for masked fills
+/// those whose 64-byte window stays in its page). One load and one compare: this test is on
+/// every short fill of every CPU, and the variant itself is read only past it. Only on x86_64
+/// builds with vector registers, not under Miri (which runs no assembly).
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "sse2",
@@ -73,7 +126,7 @@ const _: () = assert!(MAX < STREAM_MIN);
     not(miri)
 ))]
 #[inline(always)]
-fn masked_fill(dst: *const u8, below: usize) -> bool {
+fn variant(dst: *const u8, below: usize) -> bool {
     (dst as usize & 4095) < below
 }
 
@@ -107,19 +160,21 @@ pub(crate) unsafe fn move_(dst: *mut u8, src: *const u8, len: usize) {
     unsafe { classes(dst, Mem(src), len) }
 }
 
-/// Sets `len <= MAX` bytes to `byte`: one masked store where the plan says so (`masked_below`,
-/// [`masked_fill`]), else the baseline register's straight-line classes.
+/// Sets `len <= MAX` bytes to `byte`: the plan's small-fill variant where it has one and
+/// `below` admits the destination ([`variant`]): one masked store (`Small::MaskedFills`), or
+/// for 33-64 bytes two 32-byte AVX stores (`Small::AvxPairs`); else the baseline register's
+/// straight-line classes.
 ///
 /// # Safety
-/// `dst..dst + len` writable; `len <= MAX`; `masked_below` 0 unless the CPU runs the masked
-/// class, and at most `4096 - 63` (a plan's `masked_fill_below`).
+/// `dst..dst + len` writable; `len <= MAX`; `below` and `small` a plan's (`small_below`,
+/// `small`): `below` 0 unless the CPU runs `small`, and at most `4096 - 63` for masked fills.
 #[inline(always)]
-#[allow(unused_variables)] // `masked_below`, in builds without the masked class
-pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize, masked_below: usize) {
+#[allow(unused_variables)] // `below` and `small`, in builds without the variants
+pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize, below: usize, small: Small) {
     debug_assert!(len <= MAX);
-    // SAFETY: as `copy`, with a splatted byte for a source; the masked store only where the
-    // CPU runs it and its 64-byte window stays in the destination's page (`masked_fill`), for
-    // `len <= MAX = 64`.
+    // SAFETY: as `copy`, with a splatted byte for a source; a variant only where the CPU runs
+    // it (the plan's), the masked store only where its 64-byte window stays in the
+    // destination's page, for `len <= MAX = 64`; the pair for `32 < len <= 64`.
     unsafe {
         #[cfg(all(
             target_arch = "x86_64",
@@ -127,8 +182,12 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize, masked_below: usiz
             not(cachecopy_integer_only),
             not(miri)
         ))]
-        if masked_fill(dst, masked_below) {
-            return crate::arch::masked::fill(dst, byte, len);
+        if variant(dst, below) {
+            match small {
+                Small::MaskedFills => return crate::arch::masked::fill(dst, byte, len),
+                Small::AvxPairs if len > 32 => return crate::arch::pair::fill(dst, byte, len),
+                _ => {}
+            }
         }
         classes(dst, Splat(byte), len)
     }
@@ -248,7 +307,7 @@ mod tests {
                     .all(|&b| b == 0xee));
                 let mut dst = [0xeeu8; MAX + 64 + 2];
                 // SAFETY: as above.
-                unsafe { fill(dst.as_mut_ptr().add(off + 1), 0x5a, len, 0) };
+                unsafe { fill(dst.as_mut_ptr().add(off + 1), 0x5a, len, 0, Small::Plain) };
                 assert!(
                     dst[off + 1..off + 1 + len].iter().all(|&b| b == 0x5a),
                     "fill {len} at {off}"
