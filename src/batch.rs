@@ -139,7 +139,8 @@ pub fn batch_with<'env, F, R>(engine: Engine, mode: Mode, f: F) -> Result<R, Uns
 where
     F: for<'scope> FnOnce(&'scope Batch<'scope, 'env>) -> R,
 {
-    Ok(batch_on(plan::active(), engine.kernels()?, mode, f))
+    let p = plan::active();
+    Ok(batch_on(p, engine.kernels(p)?, mode, f))
 }
 
 /// [`batch`] on the plan `p` with the kernels `k` (which must run on this CPU: the plan's or a

@@ -281,7 +281,7 @@ pub fn copy_with(
     src: &[u8],
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    copy_checked("copy_with", || backend.kernels(), dst, src, mode)
+    copy_checked("copy_with", |p| backend.kernels(p), dst, src, mode)
 }
 
 /// [`copy_with`] and [`copy_with_engine`]: the length check (naming `name`), then the table
@@ -290,7 +290,7 @@ pub fn copy_with(
 #[track_caller]
 fn copy_checked(
     name: &str,
-    kernels: impl FnOnce() -> Result<&'static Kernels, Unsupported>,
+    kernels: impl FnOnce(&Plan) -> Result<&'static Kernels, Unsupported>,
     dst: &mut [u8],
     src: &[u8],
     mode: Mode,
@@ -298,8 +298,8 @@ fn copy_checked(
     if dst.len() != src.len() {
         len_mismatch(name, dst.len(), src.len());
     }
-    let k = kernels()?;
     let p = plan::active();
+    let k = kernels(p)?;
     let store = mode.resolve(src.len(), &p.copy_below, p.tuning.flush);
     // SAFETY: two live, non-overlapping slices of equal length; `k` runs on this CPU.
     unsafe { copy_on(k, dst.as_mut_ptr(), src.as_ptr(), src.len(), store) };
@@ -332,7 +332,7 @@ pub fn copy_with_engine(
     src: &[u8],
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    copy_checked("copy_with_engine", || engine.kernels(), dst, src, mode)
+    copy_checked("copy_with_engine", |p| engine.kernels(p), dst, src, mode)
 }
 
 /// A [`Mode::FlushCache`] copy with exactly `backend` and flush instruction `op` (to test or
@@ -353,7 +353,7 @@ pub fn copy_with_flush(
     if dst.len() != src.len() {
         len_mismatch("copy_with_flush", dst.len(), src.len());
     }
-    let k = backend.kernels()?;
+    let k = backend.kernels(plan::active())?;
     flush_supported(op)?;
     // SAFETY: as `copy_with`, and `op` runs on this CPU.
     unsafe {
@@ -511,7 +511,7 @@ pub fn fill_with(
     byte: u8,
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    fill_checked(backend.kernels()?, dst, byte, mode);
+    fill_checked(backend.kernels(plan::active())?, dst, byte, mode);
     Ok(())
 }
 
@@ -535,7 +535,7 @@ pub fn fill_with_engine(
     byte: u8,
     mode: Mode,
 ) -> Result<(), Unsupported> {
-    fill_checked(engine.kernels()?, dst, byte, mode);
+    fill_checked(engine.kernels(plan::active())?, dst, byte, mode);
     Ok(())
 }
 
@@ -549,7 +549,7 @@ pub fn fill_with_flush(
     dst: &mut [u8],
     byte: u8,
 ) -> Result<(), Unsupported> {
-    let k = backend.kernels()?;
+    let k = backend.kernels(plan::active())?;
     flush_supported(op)?;
     // SAFETY: a live slice; `k` and `op` run on this CPU.
     unsafe { fill_on(k, dst.as_mut_ptr(), byte, dst.len(), Store::Flush(op)) };

@@ -215,7 +215,7 @@ pub fn copy_within_with_engine(
     mode: Mode,
 ) -> Result<(), Unsupported> {
     let (start, count) = checked_range("copy_within_with_engine", src, dest, buf.len());
-    let k = engine.kernels()?;
+    let k = engine.kernels(plan::active())?;
     let plan = plan::active();
     let p = buf.as_mut_ptr();
     // SAFETY: as `copy_within`; `k` runs on this CPU.

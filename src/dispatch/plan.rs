@@ -317,13 +317,26 @@ pub(crate) fn is_bootstrap(p: &Plan) -> bool {
 
 /// What this CPU runs: the published plan's facts, or found now where the plan in force only
 /// assumed them (a thread that lost the first detection's race, for its one call).
+#[inline]
 pub(crate) fn facts() -> Facts {
-    let p = active();
+    facts_of(active())
+}
+
+/// What this CPU runs, from the plan `p` in hand (found now where `p` only assumed it).
+#[inline]
+pub(crate) fn facts_of(p: &Plan) -> Facts {
     if p.facts.assumed {
-        Facts::of(&crate::arch::detect())
+        facts_found()
     } else {
         p.facts
     }
+}
+
+/// [`facts`] where the plan in force only assumed them: found now.
+#[cold]
+#[inline(never)]
+fn facts_found() -> Facts {
+    Facts::of(&crate::arch::detect())
 }
 
 /// Makes `plan` the process's: every call that starts after this returns uses it; calls in

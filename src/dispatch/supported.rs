@@ -8,6 +8,7 @@ use super::engine::{self, Backend, Engine};
 use super::table::{self, Kernels, BACKENDS, POSITION};
 use crate::cpu::FlushOp;
 use crate::dispatch;
+use crate::dispatch::plan::{self, Plan};
 
 impl Backend {
     /// Every backend this CPU can run, best last.
@@ -20,12 +21,12 @@ impl Backend {
         dispatch::backends()
     }
 
-    /// This backend's kernels, if this CPU runs it.
+    /// This backend's kernels, if this CPU runs it (as the plan `p` in hand knows it).
     /// One table lookup (this sits on the path of every `copy_with`, `fill_with` and cursor op).
     #[inline]
-    pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
+    pub(crate) fn kernels(self, p: &Plan) -> Result<&'static Kernels, Unsupported> {
         let i = POSITION[self as usize] as usize;
-        if i < dispatch::backends().len() {
+        if i < usize::from(plan::facts_of(p).backends) {
             Ok(BACKENDS[i])
         } else {
             Err(Unsupported(Unsupportable::Backend(self)))
@@ -70,10 +71,10 @@ impl Engine {
         dispatch::engines()
     }
 
-    /// This engine's table, if this CPU runs it.
+    /// This engine's table, if this CPU runs it (as the plan `p` in hand knows it).
     #[inline]
-    pub(crate) fn kernels(self) -> Result<&'static Kernels, Unsupported> {
-        let n = dispatch::backends().len();
+    pub(crate) fn kernels(self, p: &Plan) -> Result<&'static Kernels, Unsupported> {
+        let n = usize::from(plan::facts_of(p).backends);
         for b in [self.temporal, self.stream] {
             if POSITION[b as usize] as usize >= n {
                 return Err(Unsupported(Unsupportable::Backend(b)));

@@ -102,7 +102,7 @@ fn csum_partial_table(data: &[u8], initial: u32) -> u32 {
 /// # Errors
 /// [`Unsupported`] when this CPU cannot run `backend`.
 pub fn csum_partial_with(backend: Backend, data: &[u8], initial: u32) -> Result<u32, Unsupported> {
-    let k = backend.kernels()?;
+    let k = backend.kernels(plan::active())?;
     // SAFETY: a live slice; `k` runs on this CPU.
     let s = unsafe { (k.csum)(data.as_ptr(), data.len()) };
     Ok(fold16(csum_add(initial, s) as u64))
@@ -171,7 +171,7 @@ pub fn csum_and_copy_with(
     if dst.len() != src.len() {
         len_mismatch("net::csum_and_copy_with", dst.len(), src.len());
     }
-    let k = backend.kernels()?;
+    let k = backend.kernels(plan::active())?;
     let len = src.len();
     let p = plan::active();
     let store = mode.resolve(len, &p.copy_below, p.tuning.flush);
