@@ -12,7 +12,7 @@
 //! time: in the cold set each has the whole arena); the L2 set is read into the cache before each
 //! iteration, outside the timing. Prints each variant's speed as a ratio of
 //! glibc's (medians of iterations; > 1 faster). Report section 8f makes the same comparison with
-//! interleaved rounds (docs/small-calls.md).
+//! interleaved rounds (lab/findings/small-calls.md).
 //!
 //! `cargo bench --bench mixes -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 //! (`CACHECOPY_BENCH_QUICK=1`: the fleet's mixes and 0-64 B, L2 and cold sets only.)
@@ -145,7 +145,7 @@ fn bench(c: &mut Criterion) {
         }
         Ok(None) => {
             println!(
-                "LibMem: skipped ({}=PATH names a build; docs/small-calls.md)",
+                "LibMem: skipped ({}=PATH names a build; lab/findings/small-calls.md)",
                 peer::ENV
             );
             None

@@ -503,7 +503,7 @@ fn frame_ratios() {
 }
 
 /// The sizes of the checksum sweep: every range a cut-over could fall in, from the IPv4 header
-/// to 64 KiB: `csum_partial` is held to the kernel-style loop at each (docs/checksums.md).
+/// to 64 KiB: `csum_partial` is held to the kernel-style loop at each (lab/findings/checksums.md).
 const SWEEP_SIZES: [usize; 19] = [
     20, 40, 52, 64, 100, 128, 200, 256, 384, 500, 512, 576, 700, 1024, 1472, 1500, 4096, 9000,
     65536,

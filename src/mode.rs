@@ -86,7 +86,7 @@ impl Mode {
     /// streams; `NonTemporal`: `STREAM_MIN`; `Auto`: at least `STREAM_MIN`), so there the answer
     /// is one compare of `len` with a constant, no load: a compare fed by a load cost a constant
     /// `Auto` against `Temporal` in a loop of short calls where the compare with a constant did
-    /// not (docs/small-calls.md, "Auto and a run-time mode, round two"). From
+    /// not (lab/findings/small-calls.md, "Auto and a run-time mode, round two"). From
     /// `STREAM_MIN` up, one load of the mode's bound and one compare, with no match on the
     /// mode, so a mode read at run time costs what a constant one does. A constant `Temporal`
     /// compares nothing (folded at the call site).
@@ -122,7 +122,7 @@ impl Mode {
     /// `Auto` resolves on the shorter of the length and the distance between the two: a
     /// destination line of a move by `d` bytes was read as source `d` bytes earlier, so it is
     /// as hot as the destination of a `d`-byte copy, and streaming into it pays an invalidation
-    /// and saves no read until `d` passes the threshold (docs/moves.md, "Auto"). Disjoint
+    /// and saves no read until `d` passes the threshold (lab/findings/moves.md, "Auto"). Disjoint
     /// ranges (distance at least the length) resolve as a copy of `len` bytes. `NonTemporal`
     /// and `FlushCache` do what the caller asked, at any distance.
     #[inline(always)]

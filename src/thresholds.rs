@@ -51,7 +51,7 @@ pub fn set_fill_nt_threshold(bytes: usize) {
 /// [`fill_nt_threshold`]) use the CPU's string store, x86 `rep stosb`, instead of vector stores.
 ///
 /// Set on Intel CPUs with ERMS to 2 KiB (8 KiB on the Intel models measured, family 6 models
-/// 167 and 207: docs/performance.md), on other x86_64 CPUs with ERMS to twice the copy
+/// 167 and 207: lab/findings/performance.md), on other x86_64 CPUs with ERMS to twice the copy
 /// threshold, where
 /// `rep stosb` starts to win because it skips reading lines it overwrites whole; overridden by
 /// `CACHECOPY_FILL_REP_THRESHOLD=bytes` or the `fill_rep` field of `CACHECOPY_TUNE` (with `std`)
@@ -85,7 +85,7 @@ pub fn set_fill_rep_threshold(bytes: usize) {
 /// stores.
 ///
 /// Set to 2 KiB on Intel CPUs with ERMS (8 KiB on the Intel models measured, family 6 models
-/// 167 and 207: docs/performance.md), where fast-string stores skip reading the lines they
+/// 167 and 207: lab/findings/performance.md), where fast-string stores skip reading the lines they
 /// overwrite; `usize::MAX` (never) on AMD, where the vector loop is faster, without ERMS and on
 /// other architectures. Overridden by `CACHECOPY_REP_MOVSB_THRESHOLD=bytes` or the `rep_movsb`
 /// field of `CACHECOPY_TUNE` (with `std`) or [`set_rep_movsb_threshold`]. Copies of at most
@@ -115,7 +115,7 @@ pub fn set_rep_movsb_threshold(bytes: usize) {
 /// How many 4 KiB pages of the source a streamed copy (`NonTemporal`, and `Auto` from
 /// [`nt_threshold`]) reads at once: 1 reads them in order; 2, 4 or 8 take a line from each of
 /// that many pages in turn, so that memory serves that many streams at once. The rule is per CPU
-/// (4 on the Intel model where runs compared them, 1 elsewhere: docs/performance.md, "Reading
+/// (4 on the Intel model where runs compared them, 1 elsewhere: lab/findings/performance.md, "Reading
 /// pages at once"). Overridden by the `pages` field of `CACHECOPY_TUNE` (with `std`) or
 /// [`set_stream_pages`].
 ///

@@ -425,9 +425,9 @@ fn check_environment_applied() {
     }
     // The engine: the rule's, or what the variables force over it (a name this CPU cannot run
     // is ignored, and the rule's choice is not the widest backend on every CPU: Zen 4 with
-    // AVX-512 runs AVX2, docs/engine.md). A calibration asked for by
+    // AVX-512 runs AVX2, lab/findings/engine.md). A calibration asked for by
     // `CACHECOPY_NT_THRESHOLD=calibrate` takes another engine where its check measured one
-    // faster (docs/engine.md): then the engine in force is the record's, one this CPU runs.
+    // faster (lab/findings/engine.md): then the engine in force is the record's, one this CPU runs.
     let calibrated = std::env::var("CACHECOPY_NT_THRESHOLD")
         .is_ok_and(|v| v.trim().eq_ignore_ascii_case("calibrate"));
     if calibrated {

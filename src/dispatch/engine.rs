@@ -14,7 +14,7 @@
 //! The record is computed once at detection ([`rule`]), overridable by `CACHECOPY_BACKEND` (both
 //! jobs) and `CACHECOPY_ENGINE` (field by field), printed by the report and read by dispatch,
 //! which hands out the table composed for it: no engine branch sits inside a kernel. The rules
-//! and the runs behind them are in [`rule`]'s documentation and `docs/engine.md`.
+//! and the runs behind them are in [`rule`]'s documentation and `lab/findings/engine.md`.
 
 use core::fmt;
 
@@ -130,7 +130,7 @@ impl fmt::Display for Edges {
 ///   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`]).
 ///
 /// Dispatch computes one per CPU at detection from a rule chosen by measurement, not by
-/// register width ([`Engine::rule`]; the runs behind each rule are in `docs/engine.md`), lets
+/// register width ([`Engine::rule`]; the runs behind each rule are in `lab/findings/engine.md`), lets
 /// `CACHECOPY_BACKEND` (both jobs) and `CACHECOPY_ENGINE=temporal=avx2,stream=avx512,edges=overlap`
 /// (field by field, `body=` for both jobs; it wins over `CACHECOPY_BACKEND`) override it, and
 /// runs the table composed for it: no engine branch sits inside a kernel. [`engine()`](crate::engine())
@@ -212,7 +212,7 @@ pub(crate) type Reason = &'static str;
 
 /// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
 /// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more;
-/// docs/engine.md ("The rules and the runs behind them") has the runs:
+/// lab/findings/engine.md ("The rules and the runs behind them") has the runs:
 ///
 /// - **AMD family 25 with AVX-512 (Zen 4)**: AVX2 for both jobs, overlapping edges. Transmit
 ///   frames ran slower on the AVX-512 backend than on AVX2 there, and 256-bit registers are
@@ -230,24 +230,24 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
     if widest != Backend::Avx512 {
         return (
             overlap(widest),
-            "the widest backend, overlapping edges (docs/engine.md)",
+            "the widest backend, overlapping edges (lab/findings/engine.md)",
         );
     }
     match (cpu.vendor(), cpu.family_model) {
         ("AuthenticAMD", Some((25, _))) => (
             overlap(Backend::Avx2),
             "AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17): 256-bit bodies, \
-             overlapping edges (docs/engine.md)",
+             overlapping edges (lab/findings/engine.md)",
         ),
         ("GenuineIntel", Some((6, 207))) => (
             overlap(Backend::Avx512),
             "Intel family 6 model 207 (run: family 6 model 207): 512-bit bodies, overlapping \
-             edges (docs/engine.md)",
+             edges (lab/findings/engine.md)",
         ),
         _ => (
             overlap(Backend::Avx512),
             "AVX-512 on a CPU no run here covers: 512-bit bodies, overlapping edges by default; \
-             no run here backs it, calibrate() decides (docs/engine.md)",
+             no run here backs it, calibrate() decides (lab/findings/engine.md)",
         ),
     }
 }

@@ -52,7 +52,7 @@ pub fn cpu() -> Cpu {
 }
 
 /// The active engine: which backend runs each job and how partial lines are written. See
-/// [`Engine`] and `docs/engine.md`.
+/// [`Engine`] and `lab/findings/engine.md`.
 ///
 /// ```
 /// let e = cachecopy::engine();

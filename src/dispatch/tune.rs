@@ -68,7 +68,7 @@ pub(crate) fn show_size(bytes: usize, w: &mut dyn core::fmt::Write) -> core::fmt
 
 /// Every per-CPU choice, in one record: what dispatch runs on this CPU.
 ///
-/// Built once at detection from the built-in rules (each citing its run, `docs/machines/`),
+/// Built once at detection from the built-in rules (each citing its run, `lab/machines/`),
 /// then the `CACHECOPY_TUNE` line, then the single variables (`CACHECOPY_NT_THRESHOLD`,
 /// `CACHECOPY_FILL_NT_THRESHOLD`, `CACHECOPY_REP_MOVSB_THRESHOLD`,
 /// `CACHECOPY_FILL_REP_THRESHOLD`, `CACHECOPY_BACKEND`), then `CACHECOPY_ENGINE`; a variable wins
@@ -114,7 +114,7 @@ pub struct Tuning {
 
 /// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
 /// entry built on it; copies and moves always take the plain classes): see
-/// `docs/small-calls.md` for the runs behind each CPU's choice.
+/// `lab/findings/small-calls.md` for the runs behind each CPU's choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Small {

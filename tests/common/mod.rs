@@ -262,7 +262,7 @@ pub fn emulated() -> bool {
     })
 }
 
-/// The engine the environment puts in force over this CPU's rule, as docs/engine.md states the
+/// The engine the environment puts in force over this CPU's rule, as lab/findings/engine.md states the
 /// precedence (a model written from it, not the library's parser): the rule
 /// ([`Engine::rule`]), then the engine fields of `CACHECOPY_TUNE`, then `CACHECOPY_BACKEND`
 /// (both jobs), then `CACHECOPY_ENGINE` field by field (`temporal`, `stream`, `body` for both,

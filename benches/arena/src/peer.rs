@@ -7,7 +7,7 @@
 //! Where to find it: a path given by the caller (the report's `--libmem PATH`) or the
 //! environment variable [`ENV`]; either a `.so` file or a directory holding
 //! `libaocl-libmem.so` (in it, or in its `lib/` or `src/`, where a CMake build directory keeps
-//! it, or those of its `build/`). docs/small-calls.md says
+//! it, or those of its `build/`). lab/findings/small-calls.md says
 //! how to build it.
 
 use std::ffi::c_void;
@@ -63,7 +63,7 @@ fn library(path: &Path) -> Result<PathBuf, String> {
         }
         return Err(format!(
             "{}: no libaocl-libmem.so in it, its lib/, src/, build/lib/ or build/src/ \
-             (build it first: docs/small-calls.md)",
+             (build it first: lab/findings/small-calls.md)",
             path.display()
         ));
     }
