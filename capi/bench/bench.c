@@ -1,6 +1,6 @@
 /*
  * libcachecopy from C against glibc: do the C entry points run as fast as the Rust
- * ones? The same experiments as `cachecopy report` (sections 2 and 7), measured the same way:
+ * ones? The same experiments as `cachecopy report` (copy bandwidth and frames), measured the same way:
  * interleaved rounds (a fresh order each round, so no variant always runs first), medians,
  * ratios paired per round.
  *

@@ -1,6 +1,6 @@
 //! Shapes of the small classes (0-64 B at the call site), side by side: calls that repeat one
-//! size (report section 8's loop) and calls whose size changes every call (report section 8f's
-//! sequences), so that a class shape is judged on both at once (lab/findings/small-calls.md, "Fixed
+//! size (the report's loop of small calls) and calls whose size changes every call (the
+//! report's sequences of calls of changing size), so that a class shape is judged on both at once (lab/findings/small-calls.md, "Fixed
 //! sizes and mixes", keeps the runs).
 //!
 //! `cargo run --release -p cachecopy-probes --example class_probe [-- fixed|mix|mode|rep] [--rounds N]`
@@ -26,8 +26,8 @@
 //!   short classes from the smallest up);
 //! - `masked`: the masked store alone, no page test (x86_64 with AVX-512 BW and BMI2 only).
 //!
-//! `mode` (not run by default): what the mode costs a call at the call site, in section 8's
-//! loop. Past the inline classes, a prototype of the table's entry (an `extern "C"` kernel behind
+//! `mode` (not run by default): what the mode costs a call at the call site, in the report's
+//! loop of small calls. Past the inline classes, a prototype of the table's entry (an `extern "C"` kernel behind
 //! a published pointer, 96 and 192 B) called as `Temporal` does, and as `Auto` may: behind a
 //! compare of the length with a bound loaded from memory, behind a compare with the constant
 //! `STREAM_MIN` first, or through an entry of its own. At 16-32 B, the inline pair of registers

@@ -4,13 +4,13 @@
 //!
 //! `cargo run --release -p cachecopy-probes --example small_probe [-- --quick]`
 //!
-//! **A. Cold small calls.** Report section 8 has seen the inline classes (no call) lose to glibc
+//! **A. Cold small calls.** The report's small calls have seen the inline classes (no call) lose to glibc
 //! into cold destinations at 1-64 B on a CPU where a second benchmark saw them win. The two differ in how each call's destination arrives and in what runs
 //! between the calls. Each row here is one way a destination arrives, every call a line no cache
 //! holds (each variant has pages of its own, interleaved page by page with the others' over one
 //! mapping so that every variant's walk spans all of it; every line is flushed once after the
 //! mapping is made, and no line is written twice):
-//! - `table 4K`: report section 8's method: the destinations precomputed in a table of pointers
+//! - `table 4K`: the report's method for small calls: the destinations precomputed in a table of pointers
 //!   (as a descriptor ring holds buffer addresses), a scattered walk over 4 KiB pages, so nearly
 //!   every call also misses the TLB;
 //! - `walk 4K`: the same walk computed in the timed loop, no table (the second benchmark's);
@@ -24,13 +24,13 @@
 //! `Temporal` at the call site (the inline classes, no call); `called`: the same inline classes
 //! behind a call (an `extern "C"` function reached through a pointer, as glibc is); `ymm`: the
 //! AVX2 and AVX-512 tables' classes at these sizes (two 32-byte registers at 32-64 B, as glibc),
-//! behind the same kind of call; `reload`: glibc again, through report section 8's loop, which
+//! behind the same kind of call; `reload`: glibc again, through the report's loop of small calls, which
 //! reads the function pointer, the source and the length back from the stack before every call
 //! (table rows only). Reading it: `called` near 1.00x where `inline` is below says the loss
 //! comes from the loop of calls without a call in it, not from the stores (at 8-32 B they are
 //! glibc's own); `inline` near 1.00x in `table 2M` or `2M + work` where it is below in
 //! `table 4K` says the report's method measures something a stack does not do; `reload` away
-//! from 1.00x says section 8's glibc loop is not the plain loop of calls it means to be; `inline`
+//! from 1.00x says the report's glibc loop is not the plain loop of calls it means to be; `inline`
 //! and `called` both below everywhere say the inline stores themselves lose (`ymm` then says
 //! whether 32-byte registers would not). About 0.7 GB of memory.
 //!
@@ -40,7 +40,7 @@
 //! shape; four at 129-256, eight at 257-512, as now), `ymm` those of 32-byte ones
 //! (four, eight, then glibc's loop: one unaligned register, aligned blocks of four, the last
 //! four); `lib` is the library as an application calls it, `copy_raw` / `fill_raw` in `Temporal`
-//! at the call site (into the active engine's table past 64 B), timed as report section 8 does.
+//! at the call site (into the active engine's table past 64 B), timed as the report's small calls are.
 //! Hot: the same buffer every call, at destination offsets 0, 5 and 24; cold: every destination
 //! line flushed before the sample (its translation stays warm). The rule it checks: AVX-512
 //! runs the classes up to 128 B on 32-byte registers and from 129 B on 64-byte ones
@@ -84,7 +84,7 @@ mod probe {
     const B_SIZES: [usize; 6] = [96, 128, 192, 256, 384, 512];
     /// Part B's hot destination offsets.
     const OFFSETS: [usize; 3] = [0, 5, 24];
-    /// How far into its page every source starts (report section 8's skew).
+    /// How far into its page every source starts (the report's skew for small calls).
     const SRC_SKEW: usize = 2048 + 64;
     const BYTE: u8 = 0x5a;
 
@@ -110,8 +110,8 @@ mod probe {
     }
 
     /// One variant's cold lines: `2^k` slots of [`SLOT`] bytes in every `lanes`-th page of an
-    /// arena from page `lane` on (the variants share the arena's address range, as report
-    /// section 8's variants share its arena, but no page), visited in a scattered order, each
+    /// arena from page `lane` on (the variants share the arena's address range, as the
+    /// report's small-call variants share its arena, but no page), visited in a scattered order, each
     /// once. Whole pages per variant keep every variant's lines spread over every cache set.
     #[derive(Clone, Copy)]
     struct Walk {
@@ -230,8 +230,8 @@ mod probe {
     }
 
     /// As [`timed`] for a call through a pointer, with the pointer, the source and the length
-    /// read from the caller's stack before every call, as report section 8's `memcpy` and
-    /// `memset` loops do (their closures capture them by reference, and the compiler cannot
+    /// read from the caller's stack before every call, as the report's small-call `memcpy`
+    /// and `memset` loops do (their closures capture them by reference, and the compiler cannot
     /// keep them in registers across a call it cannot see into).
     macro_rules! timed_reload {
         ($name:ident($fty:ty) |$f:ident, $d:ident, $n:ident, $s:ident| $body:expr) => {
@@ -611,7 +611,7 @@ mod probe {
     enum Call {
         Copy(Option<CopyFn>),
         Fill(Option<FillFn>),
-        /// glibc through report section 8's loop (operands reloaded before every call).
+        /// glibc through the report's small-call loop (operands reloaded before every call).
         CopyReload(CopyFn),
         FillReload(FillFn),
     }
@@ -815,8 +815,8 @@ mod probe {
         let memcpy: CopyFn = libc::memcpy;
         let memset: FillFn = libc::memset;
         // Per op: glibc, zmm (AVX-512 CPUs only), ymm, then the library at the call site
-        // (`None`: `copy_raw` / `fill_raw` inlined into the timing loop, as report section 8
-        // times it).
+        // (`None`: `copy_raw` / `fill_raw` inlined into the timing loop, as the report's small
+        // calls time it).
         let copies: [Option<CopyFn>; 4] = [
             Some(memcpy),
             avx512.then_some(zmm_copy as CopyFn),

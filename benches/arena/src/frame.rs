@@ -77,7 +77,7 @@ impl Shape {
     }
 }
 
-/// The payload offsets every frame sweep measures (`udp_tx`, report section 7d): no header
+/// The payload offsets every frame sweep measures (`udp_tx`, the report's frames at every payload offset): no header
 /// (0), Ethernet (14), Ethernet + IPv4 + UDP (42), Ethernet + IPv4 + TCP (54), a payload on a
 /// line (64), TCP with the timestamp option (66), a payload on the third line (128).
 pub const OFFSETS: [usize; 7] = [0, 14, 42, 54, 64, 66, 128];
