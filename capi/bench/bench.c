@@ -20,7 +20,7 @@
  *   cc -O2 bench.c $(pkg-config --cflags --libs cachecopy) -o bench && ./bench [--quick]
  *
  * --quick: small rings and few rounds, to prove the program works (CI); its figures mean
- * nothing. Figures with their CPU and date go to docs/capi.md.
+ * nothing. Figures with their CPU and date go to lab/findings/capi.md.
  */
 #define _GNU_SOURCE
 #include <cachecopy/cachecopy.h>

@@ -207,7 +207,7 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
 ///   8 bytes at a time.
 /// - No ERMS, other architectures: never (`usize::MAX`).
 ///
-/// lab/findings/performance.md ("Fill and zero") and docs/bare-metal.md have the runs. Every rule
+/// lab/findings/performance.md ("Fill and zero") and lab/findings/bare-metal.md have the runs. Every rule
 /// reads the CPU's record (its `arch` among them), not the target the crate was built for, so
 /// the zoo's tests run every recorded CPU's rules on any host.
 fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
@@ -260,5 +260,5 @@ fn intel_strings_measured(cpu: &Cpu) -> bool {
 }
 
 /// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS): where the
-/// string store overtakes a loop that stores 8 bytes at a time (docs/bare-metal.md has the run).
+/// string store overtakes a loop that stores 8 bytes at a time (lab/findings/bare-metal.md has the run).
 const WORD_FILL_REP: usize = 1024;
