@@ -1,18 +1,21 @@
 //! `cachecopy`: what each copy mode is worth on this machine. `cargo run --release` runs
-//! `cachecopy report`: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
+//! `cachecopy report`: first a screen of what to use here and what it is worth, then the
+//! sections it rests on: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
 //! experiment, cache pollution, the `Auto` calibration, frames, small calls, moves and where
-//! cachecopy is slower than its baseline, as text, JSON and SVG; `cachecopy compare A B` lists
-//! the figures that moved between two runs' JSON; `--help` lists the flags.
+//! cachecopy is slower than its baseline, as text, JSON and SVG; `cachecopy
+//! compare A B` lists the figures that moved between two runs' JSON; `--help` lists the flags.
 //!
-//! Each section is a module of `sections/` that measures and prints (`section`); beside them the
-//! infrastructure they share: `session` (what a run holds), `plan` (what to measure),
-//! `machine` (section 1: what the machine is), `measure` (timing), `stats`, `text`
-//! (formatting), `findings` (every figure against its baseline), `json` and `plot` (the
-//! files), `cli` (the flags) and `compare` (the subcommand).
+//! Each section is a module of `sections/` that measures and hands its text to the session
+//! (`section`); beside them the infrastructure they share: `session` (what a run holds, and the
+//! sections' text until the run ends), `plan` (what to measure), `machine` (section 1: what
+//! the machine is), `measure` (timing), `stats`, `text` (formatting), `findings` (every figure
+//! against its baseline), `glance` (the first screen, from the findings), `json` and `plot`
+//! (the files), `cli` (the flags) and `compare` (the subcommand).
 
 mod cli;
 mod compare;
 mod findings;
+mod glance;
 mod json;
 mod machine;
 mod measure;
@@ -26,6 +29,7 @@ mod text;
 use std::time::Instant;
 
 use cli::{Command, Options, Scale};
+use glance::Glance;
 use measure::Kind;
 use sections::{bandwidth, calibrate, frames, mixes, moves, pollution, seed, slower, small};
 use session::Session;
@@ -72,19 +76,15 @@ fn run() -> i32 {
     }
 }
 
-/// The report: the sections in order, each measuring and printing, then the files asked for.
+/// The report: every section measures, its text kept; then the first screen (which needs
+/// every figure), the sections' text, the closing section and the files asked for.
 fn report(o: &Options) -> Result<(), String> {
     let t0 = Instant::now();
     let date = text::today();
-    let scale = match o.scale {
-        Scale::Full => String::new(),
-        s => format!(" (--{})", s.name()),
-    };
     let version = env!("CARGO_PKG_VERSION");
-    out(&format!("cachecopy {version} report, {date}{scale}\n\n"));
-
-    let machine = machine::section();
+    let machine = machine::detect();
     let mut s = Session::new(o, &machine);
+    s.print(&machine::print(&machine));
     if let Some(only) = &o.only {
         return report_only(o, only, s, t0, date);
     }
@@ -101,8 +101,17 @@ fn report(o: &Options) -> Result<(), String> {
     let mixes = mixes::section(&mut s, o.libmem.as_deref());
     moves::section(&mut s);
     let iterations = s.plan.samples;
-    let findings = s.finish();
-    out(&slower::section(&findings));
+    let (findings, text) = s.finish();
+
+    let glance = Glance::new(
+        title(o, &date),
+        glance::machine_line(&machine),
+        glance::llc(&machine),
+        findings.all(),
+        Some(lib.to_string()),
+        None,
+    );
+    emit(&glance, &text, &findings);
 
     let report = json::Report {
         cachecopy: version,
@@ -134,8 +143,37 @@ fn report(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The first screen's title: `cachecopy 0.1.0 report, 2026-12-07 (--quick)`.
+fn title(o: &Options, date: &str) -> String {
+    let mut flags = Vec::new();
+    if o.scale != Scale::Full {
+        flags.push(format!("--{}", o.scale.name()));
+    }
+    if let Some(only) = &o.only {
+        flags.push(format!("--only {}", only.join(",")));
+    }
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", flags.join(" "))
+    };
+    format!(
+        "cachecopy {} report, {date}{flags}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Prints the first screen, the sections' text and the closing section.
+fn emit(glance: &Glance, text: &str, findings: &findings::Findings) {
+    out(&format!(
+        "{}{text}{}",
+        glance.text(),
+        slower::section(findings)
+    ));
+}
+
 /// `--only`: the sections named (each needs only the session), then the closing section; the
-/// JSON holds the machine, section 8f's table if it ran, and the findings.
+/// JSON holds the machine, sections 7 and 8f if they ran, and the findings.
 fn report_only(
     o: &Options,
     only: &[String],
@@ -145,10 +183,13 @@ fn report_only(
 ) -> Result<(), String> {
     let mut mixes = None;
     let mut frames = None;
+    let mut tune = None;
     for name in only {
         match name.as_str() {
             "7" => {
-                frames = Some(frames::section(&mut s, &cachecopy::calibrate()));
+                let lib = cachecopy::calibrate();
+                frames = Some(frames::section(&mut s, &lib));
+                tune = Some(lib.to_string());
             }
             "8" => small::section(&mut s),
             "8f" => mixes = Some(mixes::section(&mut s, o.libmem.as_deref())),
@@ -157,8 +198,16 @@ fn report_only(
         }
     }
     let machine = s.machine.clone();
-    let findings = s.finish();
-    out(&slower::section(&findings));
+    let (findings, text) = s.finish();
+    let glance = Glance::new(
+        title(o, &date),
+        glance::machine_line(&machine),
+        glance::llc(&machine),
+        findings.all(),
+        tune,
+        Some(only.to_vec()),
+    );
+    emit(&glance, &text, &findings);
     let report = json::Only {
         cachecopy: env!("CARGO_PKG_VERSION"),
         date,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::findings::Findings;
+use crate::findings::{Findings, Place, What};
 use crate::measure::{self, Cell, Dest, Kind};
 use crate::session::Session;
 use crate::stats::NOISY_SPREAD;
@@ -57,9 +57,9 @@ pub fn section(s: &mut Session, kind: Kind) -> Vec<Cell> {
 /// Adds every mode's ratio to glibc (`Temporal` and `Auto` held to it), and `Auto`'s to the
 /// better of `Temporal` and `NonTemporal` at the same size and destination.
 fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
-    let (section, what, base) = match kind {
-        Kind::Copy => ("2", "copy", "memcpy"),
-        Kind::Fill => ("6", "zero", "memset"),
+    let (section, what, base, place) = match kind {
+        Kind::Copy => ("2", "copy", "memcpy", What::Copy),
+        Kind::Fill => ("6", "zero", "memset", What::Fill),
     };
     let shape = |c: &Cell| {
         let at = if offset == 0 {
@@ -71,8 +71,12 @@ fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
     };
     for c in cells {
         if let Some(r) = c.ratio {
-            out.add(section, format!("{what} {}", c.op), base, shape(c), r)
-                .target = matches!(c.op, "Temporal" | "Auto");
+            let f = out.add(section, format!("{what} {}", c.op), base, shape(c), r);
+            f.target = matches!(c.op, "Temporal" | "Auto");
+            // `FlushCache` is chosen for what it leaves in the cache, never for speed.
+            if c.op != "FlushCache" {
+                f.place = Place::glibc(place, c.op, c.size, c.dest);
+            }
         }
     }
     for auto in cells.iter().filter(|c| c.op == "Auto") {

@@ -34,7 +34,8 @@ use cachecopy_arena::mix::{per_call, replay, Call, Op, Sequence, Sizes};
 use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn, Peer};
 use serde::Serialize;
 
-use crate::measure::{opaque, round_order, Buf};
+use crate::findings::{Against, Place, What};
+use crate::measure::{opaque, round_order, Buf, Dest};
 use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -575,6 +576,25 @@ fn targets(cells: &[Cell], variants: &[Variant]) -> String {
     out
 }
 
+/// Where the first screen counts a cell's figure of `v`: the mode a constant, in the L2 set (a
+/// hot destination) or the cold one, at the calls' mean size; the LLC set lies between.
+fn place(c: &Cell, v: Variant) -> Option<Place> {
+    let Variant::Const(m) = v else {
+        return None;
+    };
+    let what = match c.op {
+        Op::Copy => What::Copy,
+        Op::Fill => What::Fill,
+        Op::Move => What::Move,
+    };
+    let dest = match c.set {
+        Set::L2 => Dest::Hot,
+        Set::Llc => return None,
+        Set::Cold => Dest::Cold,
+    };
+    Place::glibc(what, m.name(), c.mean_len.round() as usize, dest)
+}
+
 /// Registers every ratio: each of ours against glibc and LibMem (held to LibMem on AMD only),
 /// and `Auto` against a constant `Temporal`.
 fn register(s: &mut Session, cells: &[Cell], variants: &[Variant], amd: bool) {
@@ -586,18 +606,23 @@ fn register(s: &mut Session, cells: &[Cell], variants: &[Variant], amd: bool) {
         for v in OURS {
             let i = at(variants, v).expect("listed");
             let r = |base: usize| paired_ratio(&c.ns[base], &c.ns[i]).expect("rounds ≥ 1");
+            let place = place(c, v);
             s.findings
-                .add(SECTION, v.name(c.op), c.op.libc(), &shape, r(g));
+                .add(SECTION, v.name(c.op), c.op.libc(), &shape, r(g))
+                .place = place.clone();
             if let Some(lm) = lm {
-                s.findings
-                    .add(
-                        SECTION,
-                        v.name(c.op),
-                        Variant::LibMem.name(c.op),
-                        &shape,
-                        r(lm),
-                    )
-                    .target = amd;
+                let f = s.findings.add(
+                    SECTION,
+                    v.name(c.op),
+                    Variant::LibMem.name(c.op),
+                    &shape,
+                    r(lm),
+                );
+                f.target = amd;
+                f.place = place.map(|p| Place {
+                    against: Against::LibMem,
+                    ..p
+                });
             }
             if i != t {
                 s.findings

@@ -29,6 +29,7 @@ use cachecopy::Mode;
 use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::each_dest;
 
+use crate::findings::{Place, What};
 use crate::measure::{opaque, opaque_mode, opaque_ptr, round_order, Buf, Dest};
 use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
@@ -498,15 +499,19 @@ fn kind_tables(grid: &Grid, base_name: &str) -> String {
     t
 }
 
-/// Registers a copy or fill grid: every variant against glibc, `Auto` (constant and run-time)
-/// against a constant `Temporal` (8c).
-fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str) {
+/// Registers a copy or fill grid: every variant against glibc (the first screen counts those
+/// with the mode a constant), `Auto` (constant and run-time) against a constant `Temporal` (8c).
+fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str, what: What) {
     for k in 0..grid.sizes.len() {
         for c in 0..grid.cols.len() {
             for v in 1..grid.names.len() {
                 let r = grid.ratio(k, c, 0, v);
-                s.findings
+                let f = s
+                    .findings
                     .add(section, &grid.names[v], base, grid.shape(k, c), r);
+                if let (m, Form::Const) = VARIANTS[v - 1] {
+                    f.place = Place::glibc(what, m.name(), grid.sizes[k], grid.cols[c].0);
+                }
             }
         }
     }
@@ -673,8 +678,8 @@ pub fn section(s: &mut Session) {
     t.push_str(&took(t0));
     s.print(&t);
 
-    register_kind(s, "8a", &copy, "memcpy");
-    register_kind(s, "8b", &fill, "memset");
+    register_kind(s, "8a", &copy, "memcpy", What::Copy);
+    register_kind(s, "8b", &fill, "memset", What::Fill);
     for k in 0..csum.sizes.len() {
         let r = csum.ratio(k, 0, 0, 1);
         s.findings.add(
