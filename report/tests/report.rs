@@ -1,6 +1,6 @@
 //! `cachecopy report` end to end: a tiny run prints the first screen before the sections, writes
 //! JSON with every section and positive figures, the findings of every section with a baseline
-//! and the closing section's list;
+//! and the closing section's list, and a page of HTML with every plot;
 //! `compare` of a run with itself finds nothing moved; `engines` lists what CI forces; bad flags
 //! exit with status 2.
 
@@ -18,11 +18,14 @@ fn report_writes_every_section() {
     let dir = std::env::temp_dir();
     let json = dir.join(format!("cachecopy-report-{}.json", std::process::id()));
     let svg = dir.join(format!("cachecopy-report-{}.svg", std::process::id()));
+    let html = dir.join(format!("cachecopy-report-{}.html", std::process::id()));
     let out = bin()
         .args(["report", "--quick", "--tiny", "--json"])
         .arg(&json)
         .arg("--svg")
         .arg(&svg)
+        .arg("--html")
+        .arg(&html)
         .output()
         .expect("run cachecopy");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -58,6 +61,15 @@ fn report_writes_every_section() {
     first_screen(&stdout, &["copies", "fills", "moves", "frames"]);
     let text = std::fs::read_to_string(&json).expect("JSON written");
     let svg_text = std::fs::read_to_string(&svg).expect("SVG written");
+    let page = std::fs::read_to_string(&html).expect("HTML written");
+    std::fs::remove_file(&html).ok();
+    // The page: the first screen, the plots of sections 2 and 6, 8a and 8b, and 8f's three
+    // operations, and section 10's table; nothing to fetch or run.
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<h2>At a glance</h2>"));
+    assert_eq!(page.matches("<svg").count(), 2 + 2 + 3, "one per plot");
+    assert!(page.contains("Where cachecopy is slower here (section 10)"));
+    assert!(!page.contains("<script"));
     // A run compared with itself: every figure matched, none moved.
     let cmp = bin()
         .arg("compare")

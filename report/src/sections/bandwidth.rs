@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::findings::{Findings, Place, What};
 use crate::measure::{self, Cell, Dest, Kind};
+use crate::plot::{Figure, Panel, Series, Style};
 use crate::session::Session;
 use crate::stats::NOISY_SPREAD;
 use crate::text::{self, range, ratio, size};
@@ -95,6 +96,49 @@ fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
                 ("NonTemporal", &nt.samples),
             );
         }
+    }
+}
+
+/// The section's plot: GB/s against size, a line per op (glibc's grey), a panel per destination;
+/// `threshold` marks where `Auto` switches.
+pub fn figure(kind: Kind, cells: &[Cell], threshold: usize, title: String) -> Figure {
+    let ops = text::distinct(cells.iter().map(|c| c.op));
+    let panels = Dest::ALL
+        .into_iter()
+        .map(|dest| Panel {
+            caption: match dest {
+                Dest::Hot => "hot destination (cached when it fits)".into(),
+                Dest::Cold => "cold destination (not cached)".into(),
+            },
+            series: ops
+                .iter()
+                .map(|&op| Series {
+                    name: match op {
+                        "memcpy" | "memset" => format!("glibc {op}"),
+                        _ => op.to_string(),
+                    },
+                    style: Style::of_mode(op),
+                    points: cells
+                        .iter()
+                        .filter(|c| c.dest == dest && c.op == op)
+                        .map(|c| (c.size, c.gbps.median))
+                        .collect(),
+                    extra: Vec::new(),
+                })
+                .collect(),
+        })
+        .collect();
+    let what = match kind {
+        Kind::Copy => "copy",
+        Kind::Fill => "fill",
+    };
+    Figure {
+        title,
+        x_desc: format!("{what} size (log scale)"),
+        y_desc: "GB/s, median (log scale)".into(),
+        panels,
+        mark: Some((threshold, format!("Auto threshold {}", size(threshold)))),
+        extra: None,
     }
 }
 
