@@ -1,4 +1,4 @@
-//! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--sizes LIST]
+//! Flag parsing (lexopt): `cachecopy [report] [--quick] [--json FILE] [--svg FILE] [--html FILE] [--sizes LIST]
 //! [--iterations N] [--dst-offset N] [--only LIST] [--libmem PATH]` and
 //! `cachecopy compare A.json B.json` and `cachecopy engines [--rule]`.
 
@@ -13,7 +13,8 @@ Usage: cachecopy [report] [OPTIONS]
        cachecopy engines [--rule]
 
 Commands:
-  report              print the whole report (the default)
+  report              print the whole report (the default): first a screen of what to use
+                      here and what it is worth, then every section it rests on
   compare A B         list every figure of sections 2, 6 and 8 that moved more than 3 %
                       from run A to run B (both written by --json), e.g. without and with
                       the CACHECOPY_TUNE line a report prints
@@ -26,6 +27,8 @@ Options:
   --quick             a shorter run: fewer sizes and samples (under 30 s)
   --json FILE         also write every figure as JSON to FILE
   --svg FILE          also plot copy bandwidth versus size (log axes, one line per mode) to FILE
+  --html FILE         also write one self-contained page to FILE: the first screen, plots of
+                      every section's speed against size, and the slower-here list as a table
   --sizes LIST        sizes for the copy and fill tables, comma-separated, with optional
                       K/M/G suffixes (KiB/MiB/GiB), e.g. 64,4K,1M,256M
   --iterations N      samples per figure (default 11, 5 with --quick)
@@ -67,6 +70,8 @@ pub struct Options {
     pub scale: Scale,
     pub json: Option<PathBuf>,
     pub svg: Option<PathBuf>,
+    /// `--html`: the page.
+    pub html: Option<PathBuf>,
     pub sizes: Option<Vec<usize>>,
     pub iterations: Option<usize>,
     /// `--dst-offset`: bytes every copy and fill destination of sections 2 and 6 is shifted by.
@@ -88,6 +93,7 @@ impl Default for Options {
             scale: Scale::Full,
             json: None,
             svg: None,
+            html: None,
             sizes: None,
             iterations: None,
             dst_offset: 0,
@@ -129,6 +135,7 @@ where
             Long("tiny") => opts.scale = Scale::Tiny,
             Long("json") => opts.json = Some(p.value().map_err(|e| e.to_string())?.into()),
             Long("svg") => opts.svg = Some(p.value().map_err(|e| e.to_string())?.into()),
+            Long("html") => opts.html = Some(p.value().map_err(|e| e.to_string())?.into()),
             Long("sizes") => {
                 let v = p.value().map_err(|e| e.to_string())?;
                 let v = v.to_str().ok_or("--sizes: not valid UTF-8")?;
@@ -291,8 +298,11 @@ mod tests {
             "1M,64, 4k",
             "--iterations",
             "7",
+            "--html",
+            "c.html",
         ])
         .unwrap();
+        assert_eq!(o.html, Some("c.html".into()));
         assert_eq!(o.json, Some("a.json".into()));
         assert_eq!(o.svg, Some("b.svg".into()));
         assert_eq!(o.sizes, Some(vec![64, 4096, 1 << 20]));

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::Dest;
 use crate::stats::{paired_ratio, Summary};
 
 /// Below this median ratio a figure is slower than its baseline: a margin about the size of the
@@ -37,6 +38,72 @@ pub struct Finding {
     /// cache (or in memory), not for speed, and lose to glibc by design where the destination
     /// is cached; they are kept for `compare`.
     pub target: bool,
+    /// Where the first screen (`crate::glance`) counts the figure, if it does: set on the
+    /// figures of a mode against the C library's own function, by which a user picks a mode.
+    /// Not in the JSON: the screen is computed in the run.
+    #[serde(skip)]
+    pub place: Option<Place>,
+}
+
+/// What a figure measured, as the first screen groups figures: the operation, the mode (or the
+/// way of building a frame), how many bytes a call handled, whether its destination was cached,
+/// and the C library it ran against.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub what: What,
+    /// `Temporal`, `NonTemporal`, `Auto`; for frames also `NT batched`, `NT gather`.
+    pub mode: &'static str,
+    /// Bytes per call (for calls of changing size, their mean).
+    pub bytes: usize,
+    pub dest: Dest,
+    pub against: Against,
+}
+
+/// The operation of a [`Place`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    Copy,
+    Fill,
+    Move,
+    /// A header and a payload into a ring slot.
+    Frame,
+}
+
+impl What {
+    /// In the order the first screen lists them.
+    pub const ALL: [What; 4] = [What::Copy, What::Fill, What::Move, What::Frame];
+
+    /// `copies`, `fills`, `moves`, `frames`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            What::Copy => "copies",
+            What::Fill => "fills",
+            What::Move => "moves",
+            What::Frame => "frames",
+        }
+    }
+}
+
+/// Whose function a [`Place`]d figure ran against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Against {
+    /// glibc's `memcpy`, `memset` or `memmove`.
+    Glibc,
+    /// AOCL-LibMem's (`--libmem`).
+    LibMem,
+}
+
+impl Place {
+    /// A figure against glibc.
+    pub fn glibc(what: What, mode: &'static str, bytes: usize, dest: Dest) -> Option<Place> {
+        Some(Place {
+            what,
+            mode,
+            bytes,
+            dest,
+            against: Against::Glibc,
+        })
+    }
 }
 
 impl Finding {
@@ -84,6 +151,7 @@ impl Findings {
             shape: shape.into(),
             ratio,
             target: true,
+            place: None,
         });
         self.0.last_mut().expect("just pushed")
     }

@@ -3,7 +3,6 @@
 use cachecopy::{Backend, Cpu};
 use serde::Serialize;
 
-use crate::text::out;
 use crate::text::{field, size};
 
 /// What section 1 found: the CPU, its caches, the backends and where the thresholds lie.
@@ -102,15 +101,8 @@ pub fn engines_to_test(rule: bool) -> Vec<String> {
     v.into_iter().map(line).collect()
 }
 
-/// Detects the machine and prints section 1.
-pub fn section() -> Machine {
-    let m = detect();
-    out(&print(&m));
-    m
-}
-
 /// What `cachecopy` detected, and what glibc would do.
-fn detect() -> Machine {
+pub fn detect() -> Machine {
     let cpu = cachecopy::cpu();
     let c = cpu.caches;
     Machine {
@@ -261,7 +253,7 @@ fn legacy_l3() -> Option<usize> {
 }
 
 /// Section 1's text.
-fn print(m: &Machine) -> String {
+pub fn print(m: &Machine) -> String {
     let mut s = String::from("1. Machine\n");
     let opt = |v: Option<usize>| v.map_or("?".to_string(), size);
     let kernel = m.kernel.as_ref().map(|k| format!(", Linux {k}"));

@@ -1,18 +1,22 @@
 //! `cachecopy`: what each copy mode is worth on this machine. `cargo run --release` runs
-//! `cachecopy report`: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
+//! `cachecopy report`: first a screen of what to use here and what it is worth, then the
+//! sections it rests on: the machine, copy and fill bandwidth per mode, the MSG_NTCOPY ring
 //! experiment, cache pollution, the `Auto` calibration, frames, small calls, moves and where
-//! cachecopy is slower than its baseline, as text, JSON and SVG; `cachecopy compare A B` lists
-//! the figures that moved between two runs' JSON; `--help` lists the flags.
+//! cachecopy is slower than its baseline, as text, JSON, SVG and a page of HTML; `cachecopy
+//! compare A B` lists the figures that moved between two runs' JSON; `--help` lists the flags.
 //!
-//! Each section is a module of `sections/` that measures and prints (`section`); beside them the
-//! infrastructure they share: `session` (what a run holds), `plan` (what to measure),
-//! `machine` (section 1: what the machine is), `measure` (timing), `stats`, `text`
-//! (formatting), `findings` (every figure against its baseline), `json` and `plot` (the
-//! files), `cli` (the flags) and `compare` (the subcommand).
+//! Each section is a module of `sections/` that measures and hands its text to the session
+//! (`section`); beside them the infrastructure they share: `session` (what a run holds, and the
+//! sections' text until the run ends), `plan` (what to measure), `machine` (section 1: what
+//! the machine is), `measure` (timing), `stats`, `text` (formatting), `findings` (every figure
+//! against its baseline), `glance` (the first screen, from the findings), `json`, `plot` and
+//! `html` (the files), `cli` (the flags) and `compare` (the subcommand).
 
 mod cli;
 mod compare;
 mod findings;
+mod glance;
+mod html;
 mod json;
 mod machine;
 mod measure;
@@ -26,6 +30,8 @@ mod text;
 use std::time::Instant;
 
 use cli::{Command, Options, Scale};
+use glance::Glance;
+use html::{Page, Plots};
 use measure::Kind;
 use sections::{bandwidth, calibrate, frames, mixes, moves, pollution, seed, slower, small};
 use session::Session;
@@ -72,19 +78,15 @@ fn run() -> i32 {
     }
 }
 
-/// The report: the sections in order, each measuring and printing, then the files asked for.
+/// The report: every section measures, its text kept; then the first screen (which needs
+/// every figure), the sections' text, the closing section and the files asked for.
 fn report(o: &Options) -> Result<(), String> {
     let t0 = Instant::now();
     let date = text::today();
-    let scale = match o.scale {
-        Scale::Full => String::new(),
-        s => format!(" (--{})", s.name()),
-    };
     let version = env!("CARGO_PKG_VERSION");
-    out(&format!("cachecopy {version} report, {date}{scale}\n\n"));
-
-    let machine = machine::section();
+    let machine = machine::detect();
     let mut s = Session::new(o, &machine);
+    s.print(&machine::print(&machine));
     if let Some(only) = &o.only {
         return report_only(o, only, s, t0, date);
     }
@@ -97,12 +99,46 @@ fn report(o: &Options) -> Result<(), String> {
     let fill_calibration = calibrate::section(&mut s, Kind::Fill, &lib);
     let fill = bandwidth::section(&mut s, Kind::Fill);
     let frames = frames::section(&mut s, &lib);
-    small::section(&mut s);
+    let small = small::section(&mut s);
     let mixes = mixes::section(&mut s, o.libmem.as_deref());
     moves::section(&mut s);
     let iterations = s.plan.samples;
-    let findings = s.finish();
-    out(&slower::section(&findings));
+    let (findings, text) = s.finish();
+
+    let plots = vec![
+        Plots {
+            heading: "Copy and fill bandwidth (sections 2 and 6)".into(),
+            about: "GB/s of each mode against the size of one call, glibc's in grey, into a hot \
+                    destination (the same buffer every time) and a cold one (a slot of an arena \
+                    larger than the caches); the vertical line is where Auto starts streaming."
+                .into(),
+            figures: vec![
+                bandwidth::figure(
+                    Kind::Copy,
+                    &bandwidth,
+                    machine.nt_threshold,
+                    "2. Copy bandwidth: cachecopy::copy per mode against glibc memcpy".into(),
+                ),
+                bandwidth::figure(
+                    Kind::Fill,
+                    &fill,
+                    machine.fill_nt_threshold,
+                    "6. Fill bandwidth: cachecopy::zero per mode against glibc memset".into(),
+                ),
+            ],
+        },
+        small_plots(small),
+        mix_plots(&mixes),
+    ];
+    let glance = Glance::new(
+        title(o, &date),
+        glance::machine_line(&machine),
+        glance::llc(&machine),
+        findings.all(),
+        Some(lib.to_string()),
+        None,
+    );
+    emit(o, &glance, &text, &findings, plots)?;
 
     let report = json::Report {
         cachecopy: version,
@@ -126,6 +162,9 @@ fn report(o: &Options) -> Result<(), String> {
         plot::write(&report, path)?;
         out(&format!("SVG: {}\n", path.display()));
     }
+    if let Some(path) = &o.html {
+        out(&format!("HTML: {}\n", path.display()));
+    }
     // Last, alone on its line: what a service's unit file needs (`Environment=` + this line).
     out(&format!(
         "\nTo keep what cachecopy::calibrate() found (sections 5, 5b and 7c; a tunable it left \
@@ -134,8 +173,83 @@ fn report(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The first screen's title: `cachecopy 0.1.0 report, 2026-12-07 (--quick)`.
+fn title(o: &Options, date: &str) -> String {
+    let mut flags = Vec::new();
+    if o.scale != Scale::Full {
+        flags.push(format!("--{}", o.scale.name()));
+    }
+    if let Some(only) = &o.only {
+        flags.push(format!("--only {}", only.join(",")));
+    }
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", flags.join(" "))
+    };
+    format!(
+        "cachecopy {} report, {date}{flags}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Section 8's plots, under their heading.
+fn small_plots(figures: Vec<plot::Figure>) -> Plots {
+    Plots {
+        heading: "Small calls (sections 8a and 8b)".into(),
+        about: "Nanoseconds per call (lower is faster) against the size of the call, the length \
+                opaque to the compiler, glibc's function called through a pointer; the mode a \
+                constant at the call site, or a run-time value."
+            .into(),
+        figures,
+    }
+}
+
+/// Section 8f's plots, under their heading.
+fn mix_plots(mixes: &mixes::Mixes) -> Plots {
+    Plots {
+        heading: "Calls of changing size (section 8f)".into(),
+        about: "Nanoseconds per call (lower is faster) when every call has the next size of a \
+                sequence: sizes uniform in 0-64, 65-256, 257-1024 and 1025-4096 B (the lines, \
+                at each class's mean size) or drawn from the fleet-wide distribution Fleetbench \
+                publishes (the hollow squares), in a working set that fits the L2, one that \
+                fits the last-level cache, and a cold one."
+            .into(),
+        figures: mixes.figures.clone(),
+    }
+}
+
+/// Prints the first screen, the sections' text and the closing section, and writes the page
+/// if `--html` asked for one.
+fn emit(
+    o: &Options,
+    glance: &Glance,
+    text: &str,
+    findings: &findings::Findings,
+    plots: Vec<Plots>,
+) -> Result<(), String> {
+    let whole = format!("{}{text}{}", glance.text(), slower::section(findings));
+    out(&whole);
+    if let Some(path) = &o.html {
+        let mut slower = findings.slower();
+        slower.sort_by(|a, b| a.section.cmp(&b.section));
+        let plots = plots
+            .into_iter()
+            .filter(|p| !p.figures.is_empty())
+            .collect();
+        let page = Page {
+            glance,
+            plots,
+            slower,
+            text: &whole,
+        };
+        html::write(&page, path)?;
+    }
+    Ok(())
+}
+
 /// `--only`: the sections named (each needs only the session), then the closing section; the
-/// JSON holds the machine, section 8f's table if it ran, and the findings.
+/// JSON holds the machine, sections 7 and 8f if they ran, and the findings.
 fn report_only(
     o: &Options,
     only: &[String],
@@ -145,20 +259,36 @@ fn report_only(
 ) -> Result<(), String> {
     let mut mixes = None;
     let mut frames = None;
+    let mut small = Vec::new();
+    let mut tune = None;
     for name in only {
         match name.as_str() {
             "7" => {
-                frames = Some(frames::section(&mut s, &cachecopy::calibrate()));
+                let lib = cachecopy::calibrate();
+                frames = Some(frames::section(&mut s, &lib));
+                tune = Some(lib.to_string());
             }
-            "8" => small::section(&mut s),
+            "8" => small = small::section(&mut s),
             "8f" => mixes = Some(mixes::section(&mut s, o.libmem.as_deref())),
             "9" => moves::section(&mut s),
             other => return Err(format!("--only: no section {other}")),
         }
     }
     let machine = s.machine.clone();
-    let findings = s.finish();
-    out(&slower::section(&findings));
+    let (findings, text) = s.finish();
+    let mut plots = vec![small_plots(small)];
+    if let Some(m) = &mixes {
+        plots.push(mix_plots(m));
+    }
+    let glance = Glance::new(
+        title(o, &date),
+        glance::machine_line(&machine),
+        glance::llc(&machine),
+        findings.all(),
+        tune,
+        Some(only.to_vec()),
+    );
+    emit(o, &glance, &text, &findings, plots)?;
     let report = json::Only {
         cachecopy: env!("CARGO_PKG_VERSION"),
         date,
@@ -171,5 +301,8 @@ fn report_only(
         verdicts: (&findings).into(),
     };
     json::done(&report, report.seconds, o.json.as_deref())?;
+    if let Some(path) = &o.html {
+        out(&format!("HTML: {}\n", path.display()));
+    }
     Ok(())
 }

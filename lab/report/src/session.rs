@@ -1,5 +1,7 @@
 //! One run of the report: the plan, the machine, the source buffer and destination arena that
-//! every section measures with, the findings they register, and the progress bar the sections print their text around.
+//! every section measures with, the findings they register, the sections' text (kept until the
+//! run ends: the first screen, printed before it, needs every figure), and the progress bar that
+//! shows the run is alive meanwhile.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
@@ -9,7 +11,6 @@ use crate::findings::Findings;
 use crate::machine::Machine;
 use crate::measure::{Arena, Buf};
 use crate::plan::Plan;
-use crate::text::out;
 
 /// What the sections share.
 pub struct Session<'m> {
@@ -26,6 +27,8 @@ pub struct Session<'m> {
     /// Every figure measured against a baseline, for the closing section and the JSON.
     pub findings: Findings,
     progress: ProgressBar,
+    /// The sections' text so far.
+    text: String,
 }
 
 impl<'m> Session<'m> {
@@ -56,19 +59,24 @@ impl<'m> Session<'m> {
             dst_offset: o.dst_offset,
             findings: Findings::default(),
             progress,
+            text: String::new(),
         }
     }
 
-    /// Shows what is being measured now; returns when, for a section that prints how long it
-    /// took ([`took`]).
+    /// Shows what is being measured now (on the bar, or where there is no terminal to draw it
+    /// on, as a line on stderr); returns when, for a section that prints how long it took
+    /// ([`took`]).
     pub fn start(&self, what: &'static str) -> Instant {
         self.progress.set_message(what);
+        if self.progress.is_hidden() {
+            eprintln!("cachecopy: measuring {what}");
+        }
         Instant::now()
     }
 
-    /// Prints a section's text above the progress bar.
-    pub fn print(&self, text: &str) {
-        self.progress.suspend(|| out(text));
+    /// Adds a section's text to what the run prints after the first screen.
+    pub fn print(&mut self, text: &str) {
+        self.text.push_str(text);
     }
 
     /// A callback that advances the progress bar one step. It owns a handle to the bar and
@@ -78,10 +86,11 @@ impl<'m> Session<'m> {
         move || progress.inc(1)
     }
 
-    /// Clears the progress bar: the sections are done. Returns the findings.
-    pub fn finish(self) -> Findings {
+    /// Clears the progress bar: the sections are done. Returns the findings and the sections'
+    /// text.
+    pub fn finish(self) -> (Findings, String) {
         self.progress.finish_and_clear();
-        self.findings
+        (self.findings, self.text)
     }
 }
 

@@ -1,5 +1,6 @@
-//! `cachecopy report` end to end: a tiny run writes JSON with every section and positive
-//! figures, the findings of every section with a baseline and the closing section's list;
+//! `cachecopy report` end to end: a tiny run prints the first screen before the sections, writes
+//! JSON with every section and positive figures, the findings of every section with a baseline
+//! and the closing section's list, and a page of HTML with every plot;
 //! `compare` of a run with itself finds nothing moved; `engines` lists what CI forces; bad flags
 //! exit with status 2.
 
@@ -17,11 +18,14 @@ fn report_writes_every_section() {
     let dir = std::env::temp_dir();
     let json = dir.join(format!("cachecopy-report-{}.json", std::process::id()));
     let svg = dir.join(format!("cachecopy-report-{}.svg", std::process::id()));
+    let html = dir.join(format!("cachecopy-report-{}.html", std::process::id()));
     let out = bin()
         .args(["report", "--quick", "--tiny", "--json"])
         .arg(&json)
         .arg("--svg")
         .arg(&svg)
+        .arg("--html")
+        .arg(&html)
         .output()
         .expect("run cachecopy");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -54,8 +58,18 @@ fn report_writes_every_section() {
     ] {
         assert!(stdout.contains(heading), "missing {heading:?} in\n{stdout}");
     }
+    first_screen(&stdout, &["copies", "fills", "moves", "frames"]);
     let text = std::fs::read_to_string(&json).expect("JSON written");
     let svg_text = std::fs::read_to_string(&svg).expect("SVG written");
+    let page = std::fs::read_to_string(&html).expect("HTML written");
+    std::fs::remove_file(&html).ok();
+    // The page: the first screen, the plots of sections 2 and 6, 8a and 8b, and 8f's three
+    // operations, and section 10's table; nothing to fetch or run.
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<h2>At a glance</h2>"));
+    assert_eq!(page.matches("<svg").count(), 2 + 2 + 3, "one per plot");
+    assert!(page.contains("Where cachecopy is slower here (section 10)"));
+    assert!(!page.contains("<script"));
     // A run compared with itself: every figure matched, none moved.
     let cmp = bin()
         .arg("compare")
@@ -168,6 +182,31 @@ fn report_writes_every_section() {
     }
 }
 
+/// The first screen: at most 40 lines before section 1, the title first, a row of the table
+/// for each operation in `ops`, the slower-here count; the sections after it.
+fn first_screen(stdout: &str, ops: &[&str]) {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let machine = lines
+        .iter()
+        .position(|l| *l == "1. Machine")
+        .expect("section 1");
+    let screen = lines[..machine].join("\n");
+    assert!(machine <= 40, "{machine} lines before section 1:\n{screen}");
+    assert!(lines[0].starts_with("cachecopy "), "{screen}");
+    assert!(screen.contains("hot: use"), "{screen}");
+    for op in ops {
+        assert!(
+            screen.contains(&format!("\n   {op} ")),
+            "no {op} in\n{screen}"
+        );
+    }
+    assert!(
+        screen.contains("Slower than the baseline here: "),
+        "{screen}"
+    );
+    assert!(screen.contains("Tuning"), "{screen}");
+}
+
 /// `--only 8f`: section 1, the one section and the closing one; JSON that `compare` reads;
 /// a LibMem path that is not one is skipped with the reason, not fatal.
 #[test]
@@ -201,6 +240,19 @@ fn only_runs_the_sections_named() {
     for absent in ["2. Copy bandwidth", "8. Small calls", "9. Moves"] {
         assert!(!stdout.contains(absent), "{absent:?} ran:\n{stdout}");
     }
+    // The first screen covers what ran: 8f's copies, fills and moves, no frames, no tuning.
+    first_screen(&stdout, &["copies", "fills", "moves"]);
+    assert!(stdout.starts_with("cachecopy 0.1.0 report, "));
+    assert!(stdout
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("(--tiny --only 8f)"));
+    assert!(!stdout.contains("\n   frames "), "{stdout}");
+    assert!(
+        stdout.contains("Tuning: this run did not calibrate"),
+        "{stdout}"
+    );
     let cmp = bin().arg("compare").arg(&json).arg(&json).output().unwrap();
     let text = std::fs::read_to_string(&json).expect("JSON written");
     std::fs::remove_file(&json).ok();

@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
-use crate::findings::Findings;
+use crate::findings::{Findings, Place, What};
 use crate::measure::{self, Cell, Dest, Kind};
+use crate::plot::{Figure, Panel, Series, Style};
 use crate::session::Session;
 use crate::stats::NOISY_SPREAD;
 use crate::text::{self, range, ratio, size};
@@ -57,9 +58,9 @@ pub fn section(s: &mut Session, kind: Kind) -> Vec<Cell> {
 /// Adds every mode's ratio to glibc (`Temporal` and `Auto` held to it), and `Auto`'s to the
 /// better of `Temporal` and `NonTemporal` at the same size and destination.
 fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
-    let (section, what, base) = match kind {
-        Kind::Copy => ("2", "copy", "memcpy"),
-        Kind::Fill => ("6", "zero", "memset"),
+    let (section, what, base, place) = match kind {
+        Kind::Copy => ("2", "copy", "memcpy", What::Copy),
+        Kind::Fill => ("6", "zero", "memset", What::Fill),
     };
     let shape = |c: &Cell| {
         let at = if offset == 0 {
@@ -71,8 +72,12 @@ fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
     };
     for c in cells {
         if let Some(r) = c.ratio {
-            out.add(section, format!("{what} {}", c.op), base, shape(c), r)
-                .target = matches!(c.op, "Temporal" | "Auto");
+            let f = out.add(section, format!("{what} {}", c.op), base, shape(c), r);
+            f.target = matches!(c.op, "Temporal" | "Auto");
+            // `FlushCache` is chosen for what it leaves in the cache, never for speed.
+            if c.op != "FlushCache" {
+                f.place = Place::glibc(place, c.op, c.size, c.dest);
+            }
         }
     }
     for auto in cells.iter().filter(|c| c.op == "Auto") {
@@ -91,6 +96,49 @@ fn register(out: &mut Findings, kind: Kind, cells: &[Cell], offset: usize) {
                 ("NonTemporal", &nt.samples),
             );
         }
+    }
+}
+
+/// The section's plot: GB/s against size, a line per op (glibc's grey), a panel per destination;
+/// `threshold` marks where `Auto` switches.
+pub fn figure(kind: Kind, cells: &[Cell], threshold: usize, title: String) -> Figure {
+    let ops = text::distinct(cells.iter().map(|c| c.op));
+    let panels = Dest::ALL
+        .into_iter()
+        .map(|dest| Panel {
+            caption: match dest {
+                Dest::Hot => "hot destination (cached when it fits)".into(),
+                Dest::Cold => "cold destination (not cached)".into(),
+            },
+            series: ops
+                .iter()
+                .map(|&op| Series {
+                    name: match op {
+                        "memcpy" | "memset" => format!("glibc {op}"),
+                        _ => op.to_string(),
+                    },
+                    style: Style::of_mode(op),
+                    points: cells
+                        .iter()
+                        .filter(|c| c.dest == dest && c.op == op)
+                        .map(|c| (c.size, c.gbps.median))
+                        .collect(),
+                    extra: Vec::new(),
+                })
+                .collect(),
+        })
+        .collect();
+    let what = match kind {
+        Kind::Copy => "copy",
+        Kind::Fill => "fill",
+    };
+    Figure {
+        title,
+        x_desc: format!("{what} size (log scale)"),
+        y_desc: "GB/s, median (log scale)".into(),
+        panels,
+        mark: Some((threshold, format!("Auto threshold {}", size(threshold)))),
+        extra: None,
     }
 }
 

@@ -32,9 +32,9 @@ use cachecopy::iter::{IoVec, Source};
 use cachecopy::{Engine, Mode};
 use cachecopy_arena::frame::{self, Place, Shape, BATCH, HEADER, PAYLOAD, SLOT};
 
-use crate::findings::Findings;
+use crate::findings::{self, Findings, What};
 use crate::machine::Machine;
-use crate::measure::Buf;
+use crate::measure::{Buf, Dest};
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -753,15 +753,31 @@ fn short(shape: &str) -> &'static str {
     }
 }
 
+/// The ways of building a frame a user chooses between: [`Variant::name`]s.
+const BUILDERS: [&str; 4] = ["Temporal", "NonTemporal", "NT batched", "NT gather"];
+
 /// Registers sections 7 and 7b (frames into rings, each variant against glibc `memcpy` of the
 /// same pieces): `Temporal` and the batched `NonTemporal` copies and gather held to it, per-frame
 /// `NonTemporal` (a fence per frame, the cost batching avoids) kept for `compare` only. On the
 /// hot ring (one batch, in the L2) only `Temporal` is held: there glibc's stores stay in the
 /// cache while a streaming builder's go to memory, so its figure is the larger of its CPU cost
 /// and the write limit, and loses to glibc by design. 7b's rows name their engine.
+///
+/// The first screen counts section 7's frames on the hot ring as into a hot destination and
+/// those on the largest ring (past the last-level cache) as into a cold one.
 pub fn register(f: &Frames, out: &mut Findings) {
     let hot = f.batch * f.slot;
+    let largest = f.rows.iter().map(|r| r.ring).max().unwrap_or(0);
     let mut add = |section: &str, row: &Row, names: &[String], engine: &str| {
+        let dest = if section != "7" {
+            None
+        } else if row.ring == hot {
+            Some(Dest::Hot)
+        } else if row.ring == largest {
+            Some(Dest::Cold)
+        } else {
+            None
+        };
         // `names[i]` goes with the figures' `i`; 0 and 1 are glibc and the limit.
         for (i, name) in names.iter().enumerate().skip(2) {
             let (Some(r), Some(_)) = (row.vs_glibc.get(i), row.ns_per_frame.get(i)) else {
@@ -770,7 +786,13 @@ pub fn register(f: &Frames, out: &mut Findings) {
             let shape = format!("{} ring, {}", text::size(row.ring), row.shape);
             let op = format!("frames {name}{engine}");
             let held = name == "Temporal" || (row.ring > hot && name != "NonTemporal");
-            out.add(section, op, "memcpy", shape, r.recip()).target = held;
+            let finding = out.add(section, op, "memcpy", shape, r.recip());
+            finding.target = held;
+            let mode = BUILDERS.into_iter().find(|b| b == name);
+            if let (Some(dest), Some(mode)) = (dest, mode) {
+                finding.place =
+                    findings::Place::glibc(What::Frame, mode, f.header + f.payload, dest);
+            }
         }
     };
     for row in &f.rows {

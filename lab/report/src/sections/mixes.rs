@@ -34,7 +34,9 @@ use cachecopy_arena::mix::{per_call, replay, Call, Op, Sequence, Sizes};
 use cachecopy_arena::peer::{self, MemcpyFn, MemsetFn, Peer};
 use serde::Serialize;
 
-use crate::measure::{opaque, round_order, Buf};
+use crate::findings::{Against, Place, What};
+use crate::measure::{opaque, round_order, Buf, Dest};
+use crate::plot::{Figure, Panel, Series, Style};
 use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -251,6 +253,9 @@ pub struct Mixes {
     pub rounds: usize,
     pub calls_per_sample: usize,
     pub rows: Vec<Row>,
+    /// A plot per operation (`figure`).
+    #[serde(skip)]
+    pub figures: Vec<Figure>,
 }
 
 /// Times every variant on `seq` in the buffers `bufs` (one per variant), round by round.
@@ -428,6 +433,10 @@ pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
         libmem: libmem_note,
         rounds: b.rounds,
         calls_per_sample: b.calls,
+        figures: Op::ALL
+            .into_iter()
+            .map(|op| figure(op, &cells, &variants))
+            .collect(),
         rows: cells
             .iter()
             .map(|c| Row {
@@ -443,6 +452,86 @@ pub fn section(s: &mut Session, libmem: Option<&Path>) -> Mixes {
                     .collect(),
             })
             .collect(),
+    }
+}
+
+/// One operation's plot: ns per call against the calls' mean size, a panel per working set, a
+/// line per variant through the uniform classes, the fleet's mix a hollow square at its mean.
+fn figure(op: Op, cells: &[Cell], variants: &[Variant]) -> Figure {
+    let sets = text::distinct(
+        cells
+            .iter()
+            .filter(|c| c.op == op)
+            .map(|c| (c.set, c.set_bytes)),
+    );
+    let panels = sets
+        .into_iter()
+        .map(|(set, bytes)| {
+            let of_set: Vec<&Cell> = cells
+                .iter()
+                .filter(|c| c.op == op && c.set == set)
+                .collect();
+            let series = variants
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    let at = |c: &&Cell| {
+                        let ns = Summary::of(&c.ns[i]).expect("rounds ≥ 1").median;
+                        (c.mean_len.round() as usize, ns)
+                    };
+                    let (name, style) = match v {
+                        Variant::Glibc => (format!("glibc {}", op.libc()), Style::Baseline),
+                        Variant::LibMem => (format!("LibMem {}", op.libc()), Style::LibMem),
+                        Variant::Const(m) => (m.name().to_string(), Style::of_mode(m.name())),
+                        Variant::Run(m) => (format!("{m}, run-time mode"), Style::AutoRt),
+                    };
+                    Series {
+                        name,
+                        style,
+                        points: of_set
+                            .iter()
+                            .filter(|c| c.sizes != Sizes::Fleet)
+                            .map(at)
+                            .collect(),
+                        extra: of_set
+                            .iter()
+                            .filter(|c| c.sizes == Sizes::Fleet)
+                            .map(at)
+                            .collect(),
+                    }
+                })
+                .collect();
+            Panel {
+                caption: match set {
+                    Set::L2 => format!("L2 set, {} (cached)", size(bytes)),
+                    Set::Llc => format!("LLC set, {} (in the L3)", size(bytes)),
+                    Set::Cold => format!("cold set, {}", size(bytes)),
+                },
+                series,
+            }
+        })
+        .collect();
+    let (title, what) = match op {
+        Op::Copy => (
+            "8f. Copies of changing size: copy_raw against glibc memcpy",
+            "copy",
+        ),
+        Op::Fill => (
+            "8f. Fills of changing size: fill_raw against glibc memset",
+            "fill",
+        ),
+        Op::Move => (
+            "8f. Moves of changing size: move_raw against glibc memmove",
+            "move",
+        ),
+    };
+    Figure {
+        title: title.into(),
+        x_desc: format!("mean {what} size of the class (log scale)"),
+        y_desc: "ns per call, median (log scale; lower is faster)".into(),
+        panels,
+        mark: None,
+        extra: Some("the fleet's mix,\nat its mean size".into()),
     }
 }
 
@@ -576,6 +665,25 @@ fn targets(cells: &[Cell], variants: &[Variant]) -> String {
     out
 }
 
+/// Where the first screen counts a cell's figure of `v`: the mode a constant, in the L2 set (a
+/// hot destination) or the cold one, at the calls' mean size; the LLC set lies between.
+fn place(c: &Cell, v: Variant) -> Option<Place> {
+    let Variant::Const(m) = v else {
+        return None;
+    };
+    let what = match c.op {
+        Op::Copy => What::Copy,
+        Op::Fill => What::Fill,
+        Op::Move => What::Move,
+    };
+    let dest = match c.set {
+        Set::L2 => Dest::Hot,
+        Set::Llc => return None,
+        Set::Cold => Dest::Cold,
+    };
+    Place::glibc(what, m.name(), c.mean_len.round() as usize, dest)
+}
+
 /// Registers every ratio: each of ours against glibc and LibMem (held to LibMem on AMD only),
 /// and `Auto` against a constant `Temporal`.
 fn register(s: &mut Session, cells: &[Cell], variants: &[Variant], amd: bool) {
@@ -587,18 +695,23 @@ fn register(s: &mut Session, cells: &[Cell], variants: &[Variant], amd: bool) {
         for v in OURS {
             let i = at(variants, v).expect("listed");
             let r = |base: usize| paired_ratio(&c.ns[base], &c.ns[i]).expect("rounds ≥ 1");
+            let place = place(c, v);
             s.findings
-                .add(SECTION, v.name(c.op), c.op.libc(), &shape, r(g));
+                .add(SECTION, v.name(c.op), c.op.libc(), &shape, r(g))
+                .place = place.clone();
             if let Some(lm) = lm {
-                s.findings
-                    .add(
-                        SECTION,
-                        v.name(c.op),
-                        Variant::LibMem.name(c.op),
-                        &shape,
-                        r(lm),
-                    )
-                    .target = amd;
+                let f = s.findings.add(
+                    SECTION,
+                    v.name(c.op),
+                    Variant::LibMem.name(c.op),
+                    &shape,
+                    r(lm),
+                );
+                f.target = amd;
+                f.place = place.map(|p| Place {
+                    against: Against::LibMem,
+                    ..p
+                });
             }
             if i != t {
                 s.findings

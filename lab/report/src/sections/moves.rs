@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use cachecopy::Mode;
 
-use crate::findings::{speeds, Findings};
+use crate::findings::{speeds, Findings, Place, What};
 use crate::measure::{round_order, Buf, Dest};
 use crate::session::Session;
 use crate::stats::{paired_ratio, Summary};
@@ -203,15 +203,17 @@ fn print(t: &Table, gbs: bool) -> String {
 }
 
 /// Adds every mode's ratio to `memmove` (`Temporal` and `Auto` held to it) and `Auto`'s to the
-/// better of `Temporal` and `NonTemporal`, per size and direction; `shape` names a size.
-fn register(out: &mut Findings, t: &Table, shape: impl Fn(usize) -> String) {
+/// better of `Temporal` and `NonTemporal`, per size and direction; `shape` names a size, `dest`
+/// is where the table's moves land.
+fn register(out: &mut Findings, t: &Table, dest: Dest, shape: impl Fn(usize) -> String) {
     for (&len, cell) in t.sizes.iter().zip(&t.ns) {
         for (dir, times) in ["down", "up"].iter().zip(cell) {
             let shape = format!("{}, {dir}", shape(len));
             for (v, mode) in VARIANTS.iter().enumerate().skip(1) {
                 let r = paired_ratio(&times[0], &times[v]).expect("samples >= 1");
-                out.add("9", format!("move {}", name(*mode)), "memmove", &shape, r)
-                    .target = *mode != Some(Mode::NonTemporal);
+                let f = out.add("9", format!("move {}", name(*mode)), "memmove", &shape, r);
+                f.target = *mode != Some(Mode::NonTemporal);
+                f.place = Place::glibc(What::Move, name(*mode), len, dest);
             }
             out.add_vs_better(
                 "9",
@@ -265,13 +267,13 @@ pub fn section(s: &mut Session) {
     out.push_str(&print(&f, true));
     out.push('\n');
     s.print(&out);
-    register(&mut s.findings, &h, |n| {
+    register(&mut s.findings, &h, Dest::Hot, |n| {
         format!("{} hot, by {}", size(n), size(n / 3 + 1))
     });
-    register(&mut s.findings, &c, |n| {
+    register(&mut s.findings, &c, Dest::Cold, |n| {
         format!("{} cold, by 4 KiB", size(n))
     });
-    register(&mut s.findings, &f, |n| {
+    register(&mut s.findings, &f, Dest::Cold, |n| {
         format!("{} cold, far: by {}", size(n), size(dist))
     });
 }
@@ -292,7 +294,7 @@ mod tests {
         assert!(text.contains("Auto up"), "{text}");
         assert!(text.contains("100 B"), "{text}");
         let mut f = Findings::default();
-        register(&mut f, &t, |n| format!("{n} hot"));
+        register(&mut f, &t, Dest::Hot, |n| format!("{n} hot"));
         // Per size and direction: three modes against memmove, Auto against the better mode.
         assert_eq!(f.all().len(), 2 * 2 * 4);
         assert!(f.all().iter().any(|x| x.shape == "100 hot, up"

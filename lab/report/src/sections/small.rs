@@ -29,7 +29,9 @@ use cachecopy::Mode;
 use cachecopy_arena::csum::kernel_loop;
 use cachecopy_arena::each_dest;
 
+use crate::findings::{Place, What};
 use crate::measure::{opaque, opaque_mode, opaque_ptr, round_order, Buf, Dest};
+use crate::plot::{Figure, Panel, Series, Style};
 use crate::session::{took, Session};
 use crate::stats::{paired_ratio, Summary};
 use crate::text::{self, num, ratio, size};
@@ -498,15 +500,19 @@ fn kind_tables(grid: &Grid, base_name: &str) -> String {
     t
 }
 
-/// Registers a copy or fill grid: every variant against glibc, `Auto` (constant and run-time)
-/// against a constant `Temporal` (8c).
-fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str) {
+/// Registers a copy or fill grid: every variant against glibc (the first screen counts those
+/// with the mode a constant), `Auto` (constant and run-time) against a constant `Temporal` (8c).
+fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str, what: What) {
     for k in 0..grid.sizes.len() {
         for c in 0..grid.cols.len() {
             for v in 1..grid.names.len() {
                 let r = grid.ratio(k, c, 0, v);
-                s.findings
+                let f = s
+                    .findings
                     .add(section, &grid.names[v], base, grid.shape(k, c), r);
+                if let (m, Form::Const) = VARIANTS[v - 1] {
+                    f.place = Place::glibc(what, m.name(), grid.sizes[k], grid.cols[c].0);
+                }
             }
         }
     }
@@ -528,8 +534,58 @@ fn register_kind(s: &mut Session, section: &str, grid: &Grid, base: &str) {
     }
 }
 
-/// Runs section 8 and prints it.
-pub fn section(s: &mut Session) {
+/// 8a's or 8b's plot: ns per call against size at destination offset 0, a line per variant
+/// (glibc's grey), a panel per destination.
+fn figure(grid: &Grid, title: &str, what: &str) -> Figure {
+    let panels = Dest::ALL
+        .into_iter()
+        .map(|dest| {
+            let col = col0(grid, dest);
+            let series = (0..grid.names.len())
+                .map(|call| {
+                    let (name, style) = match call.checked_sub(1).map(|v| VARIANTS[v]) {
+                        None => (format!("glibc {}", grid.names[0]), Style::Baseline),
+                        Some((m, Form::Const)) => (m.name().to_string(), Style::of_mode(m.name())),
+                        Some((m, Form::Run)) => (
+                            format!("{m}, run-time mode"),
+                            if m == Mode::Auto {
+                                Style::AutoRt
+                            } else {
+                                Style::TemporalRt
+                            },
+                        ),
+                    };
+                    Series {
+                        name,
+                        style,
+                        points: (0..grid.sizes.len())
+                            .map(|k| (grid.sizes[k], grid.median(k, col, call)))
+                            .collect(),
+                        extra: Vec::new(),
+                    }
+                })
+                .collect();
+            Panel {
+                caption: match dest {
+                    Dest::Hot => "hot destination (the same buffer every call)".into(),
+                    Dest::Cold => "cold destination (a new slot every call)".into(),
+                },
+                series,
+            }
+        })
+        .collect();
+    Figure {
+        title: title.into(),
+        x_desc: format!("{what} size (log scale)"),
+        y_desc: "ns per call, median (log scale; lower is faster)".into(),
+        panels,
+        mark: None,
+        extra: None,
+    }
+}
+
+/// Runs section 8 and prints it; returns the plots of 8a and 8b.
+pub fn section(s: &mut Session) -> Vec<Figure> {
     let t0 = s.start("8. small calls");
     let b = s.plan.by_scale(
         Budget {
@@ -673,8 +729,20 @@ pub fn section(s: &mut Session) {
     t.push_str(&took(t0));
     s.print(&t);
 
-    register_kind(s, "8a", &copy, "memcpy");
-    register_kind(s, "8b", &fill, "memset");
+    register_kind(s, "8a", &copy, "memcpy", What::Copy);
+    register_kind(s, "8b", &fill, "memset", What::Fill);
+    let figures = vec![
+        figure(
+            &copy,
+            "8a. Small copies: copy_raw against glibc memcpy, destination offset 0",
+            "copy",
+        ),
+        figure(
+            &fill,
+            "8b. Small fills: fill_raw against glibc memset, destination offset 0",
+            "fill",
+        ),
+    ];
     for k in 0..csum.sizes.len() {
         let r = csum.ratio(k, 0, 0, 1);
         s.findings.add(
@@ -705,6 +773,7 @@ pub fn section(s: &mut Session) {
             }
         }
     }
+    figures
 }
 
 #[cfg(test)]
