@@ -6,7 +6,7 @@
 //! beside glibc's `memcpy`, `memset` and `memmove` called through a pointer, and a harness that
 //! calls an empty function the same way (the loop's own cost, to subtract). Every count ÷ 1000 is
 //! per call: `Bc`/`Bcm` are conditional branches and their mispredictions under callgrind's
-//! simple predictor model, `Bi`/`Bim` indirect ones. docs/small-calls.md keeps the figures.
+//! simple predictor model, `Bi`/`Bim` indirect ones. lab/findings/small-calls.md keeps the figures.
 //!
 //! `cargo bench --bench iai_mixes` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 

@@ -4,9 +4,9 @@
 //! classes below `kernel::small::MAX`, the backend table past them) beside glibc `memcpy` and
 //! `memset` called for real (through the PLT), at 8, 64, 128 and 256 bytes, the length opaque to the
 //! compiler; and `move_raw` in `Temporal` and `Auto` beside glibc `memmove` at 8, 64 and 256 bytes,
-//! each moving its bytes down by a third of the length plus one (overlapping, as report section 9
-//! does). Every figure includes the same benchmark-function overhead (the `black_box`es, the
-//! caller's frame, freeing the source), so the differences are the calls' own. docs/small-calls.md keeps the figures.
+//! each moving its bytes down by a third of the length plus one (overlapping, as the report's
+//! moves do). Every figure includes the same benchmark-function overhead (the `black_box`es, the
+//! caller's frame, freeing the source), so the differences are the calls' own. lab/findings/small-calls.md keeps the figures.
 //!
 //! `cargo bench --bench iai_small` (needs `iai-callgrind-runner` 0.16.1 on PATH).
 

@@ -4,15 +4,15 @@
 //! 1025-4096 B, in an L2-sized, an LLC-sized and a cold working set: `copy_raw`, `fill_raw` and
 //! `move_raw` in `Temporal` and `Auto` (the mode a constant) and `Auto` (a run-time value)
 //! against glibc's `memcpy`, `memset` and `memmove` through a pointer (held in a register; every
-//! variant runs in the one loop `mix::replay`, as in report section 8f), and AMD's AOCL-LibMem
+//! variant runs in the one loop `mix::replay`, as in the report's calls of changing size), and AMD's AOCL-LibMem
 //! when `CACHECOPY_LIBMEM` names a build (`cachecopy_arena::peer`; skipped with a message
 //! otherwise). One criterion iteration is one slice of 1024 calls of a sequence drawn up front
 //! (each iteration the next slice; a sequence covers 128 MiB of a larger set, more lines than its
 //! calls touch, and moves on to the next 128 MiB each time round), every variant in its own buffers (criterion runs one variant at a
 //! time: in the cold set each has the whole arena); the L2 set is read into the cache before each
 //! iteration, outside the timing. Prints each variant's speed as a ratio of
-//! glibc's (medians of iterations; > 1 faster). Report section 8f makes the same comparison with
-//! interleaved rounds (docs/small-calls.md).
+//! glibc's (medians of iterations; > 1 faster). The report's calls of changing size make the same
+//! comparison with interleaved rounds (lab/findings/small-calls.md).
 //!
 //! `cargo bench --bench mixes -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 //! (`CACHECOPY_BENCH_QUICK=1`: the fleet's mixes and 0-64 B, L2 and cold sets only.)
@@ -50,7 +50,7 @@ struct Fns {
 }
 
 /// One call of each operation through C functions, every variant in the one loop
-/// `mix::replay` (as report section 8f): the function's pointer and the fill's byte held in
+/// `mix::replay` (as the report's calls of changing size): the function's pointer and the fill's byte held in
 /// registers, so that glibc's and LibMem's loops differ from ours in the call alone.
 fn c_calls(op: Op, base: *mut u8, calls: &[Call], f: &Fns) {
     let f = black_box(*f);
@@ -145,7 +145,7 @@ fn bench(c: &mut Criterion) {
         }
         Ok(None) => {
             println!(
-                "LibMem: skipped ({}=PATH names a build; docs/small-calls.md)",
+                "LibMem: skipped ({}=PATH names a build; lab/findings/small-calls.md)",
                 peer::ENV
             );
             None

@@ -503,7 +503,7 @@ fn frame_ratios() {
 }
 
 /// The sizes of the checksum sweep: every range a cut-over could fall in, from the IPv4 header
-/// to 64 KiB: `csum_partial` is held to the kernel-style loop at each (docs/checksums.md).
+/// to 64 KiB: `csum_partial` is held to the kernel-style loop at each (lab/findings/checksums.md).
 const SWEEP_SIZES: [usize; 19] = [
     20, 40, 52, 64, 100, 128, 200, 256, 384, 500, 512, 576, 700, 1024, 1472, 1500, 4096, 9000,
     65536,
@@ -511,7 +511,7 @@ const SWEEP_SIZES: [usize; 19] = [
 
 /// ns per call of `f` on `data`, `calls` times, the slice's address and length opaque at every
 /// call. Not inlined: each variant is timed in a loop of its own that starts at a function
-/// boundary, so one variant's code does not move the other's (report section 8's rule).
+/// boundary, so one variant's code does not move the other's (the rule of the report's small calls).
 #[inline(never)]
 fn sum_calls(data: &[u8], calls: usize, f: impl Fn(&[u8]) -> u32) -> f64 {
     let t = Instant::now();
@@ -545,7 +545,8 @@ fn others_busy() -> Option<(u64, u64)> {
     Some((total - idle - mine, total))
 }
 
-/// `csum_partial` against `cachecopy_arena::csum::kernel_loop` (the report's section 8d loop) at
+/// `csum_partial` against `cachecopy_arena::csum::kernel_loop` (the loop the report's small checksums
+/// run) at
 /// every size of [`SWEEP_SIZES`], hot, the source 64-byte aligned and at an odd address: each
 /// variant its own page-aligned buffer, the two timed in alternating order every round, the
 /// ratio (loop ÷ ours: above 1, ours is faster) paired per round; medians and lower quartiles.

@@ -3,7 +3,7 @@
 //! `memset` (both called for real through a pointer the compiler cannot see through, the length
 //! opaque), and `net::csum_partial` against a kernel-style scalar loop (8-byte words, end-around
 //! carry) at 20 B .. 1472 B. Prints the ratios (glibc's time ÷ ours: above 1, ours is faster).
-//! Report section 8 makes the same comparison with interleaved rounds.
+//! The report's small calls make the same comparison with interleaved rounds.
 //!
 //! `cargo bench --bench small -- --warm-up-time 0.5 --measurement-time 2 --noplot`
 //! (`CACHECOPY_BENCH_QUICK=1`: 8, 64, 256 and 1024 B at offsets 0 and 5 only.)

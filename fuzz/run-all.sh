@@ -4,7 +4,7 @@
 # and the seeds kept in the repository (fuzz/seeds/<target>/, read only here).
 #
 #   usage: fuzz/run-all.sh [--runs N] [SECONDS_PER_TARGET (default 600)] [TARGET...]
-#   e.g.   fuzz/run-all.sh --runs 1000000 3600   # the campaign in docs/testing-guarantees.md
+#   e.g.   fuzz/run-all.sh --runs 1000000 3600   # the campaign in lab/findings/testing-guarantees.md
 #          fuzz/run-all.sh 30 copy fill          # a smoke
 #
 # Prints a Markdown table (target, wall seconds, executions, executions/s, crashes, corpus size) at
@@ -35,7 +35,7 @@ if [ "${1:-}" = "--update-seeds" ]; then
 fi
 
 # `--runs N`: each target runs until N executions (libFuzzer -runs=N), with SECONDS as a cap;
-# the campaign recorded in docs/testing-guarantees.md is `fuzz/run-all.sh --runs 1000000 3600`.
+# the campaign recorded in lab/findings/testing-guarantees.md is `fuzz/run-all.sh --runs 1000000 3600`.
 runs=
 if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
 secs=${1:-600}

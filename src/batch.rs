@@ -207,7 +207,7 @@ impl<'scope> Batch<'scope, '_> {
     /// stores, when the batch's destinations are evenly spaced: the last two steps between
     /// them equal and the shape the same, as ring slots are. Each operation prefetches its own
     /// partial lines when it starts, but a line from memory can take longer than the frame's
-    /// streaming (docs/engine.md, "The frame's store stream"); a frame ahead it is in the cache
+    /// streaming (lab/findings/engine.md, "The frame's store stream"); a frame ahead it is in the cache
     /// when its ordinary stores come. The lines predicted are those of a destination disjoint
     /// from this one (the batch's destinations are exclusive borrows), and none is fetched
     /// until the spacing has repeated.

@@ -8,7 +8,7 @@
 //! lines, re-exports) and the layers point one way: the cursors, pages, checksum copies and
 //! batches above build on this module (and share its length check, [`len_mismatch`]), and
 //! nothing here names them. The small-call paths (`kernel::small` at the call site, the
-//! table's temporal entry called from it) are measured in `docs/small-calls.md`; their
+//! table's temporal entry called from it) are measured in `lab/findings/small-calls.md`; their
 //! `#[inline]` attributes are part of that design.
 
 use crate::cpu::FlushOp;
@@ -156,7 +156,7 @@ pub(crate) unsafe fn copy_in(via: Via<'_>, dst: *mut u8, src: *const u8, len: us
 /// [`copy_table`]. The mode costs one load and one compare, constant or not, and nothing for a
 /// constant `Temporal`. Inlined, and the entry `extern "C"` (it cannot unwind, so the caller
 /// needs no landing pad): an out-of-line step or a landing pad cost instructions on every call
-/// (docs/small-calls.md, "The way into the table"). Nothing here panics on valid input.
+/// (lab/findings/small-calls.md, "The way into the table"). Nothing here panics on valid input.
 ///
 /// # Safety
 /// `copy_raw`'s contract.
@@ -206,7 +206,7 @@ unsafe extern "C" fn copy_table(
 /// stored, with the plan's flush instruction, then (`fenced`) waits for the write-backs: what the
 /// table's flush kernels do below `STREAM_MIN`. Out of line and cold, so that the inline path
 /// pays one predicted compare after its stores for a mode read at run time, and nothing for a
-/// constant one (docs/small-calls.md, "The run-time mode").
+/// constant one (lab/findings/small-calls.md, "The run-time mode").
 ///
 /// # Safety
 /// `dst..dst + len` mapped (it was just written).

@@ -9,12 +9,10 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::cpu::FlushOp;
+use crate::dispatch::plan::index;
+pub(crate) use crate::dispatch::plan::Bounds;
 pub(crate) use crate::dispatch::store::Store;
 use crate::kernel::STREAM_MIN;
-
-/// Below how many bytes each mode stores temporally, indexed by the mode's discriminant: one
-/// operation's bounds in a plan (`dispatch::plan::Plan::copy_below`, `fill_below`).
-pub(crate) type Bounds = [usize; 4];
 
 /// The cache policy of one copy or fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -37,6 +35,14 @@ pub enum Mode {
     /// streaming store saves no read and costs an invalidation.
     Auto,
 }
+
+// `stores_temporally` indexes the bounds by the discriminant.
+const _: () = assert!(
+    Mode::Temporal as usize == index::TEMPORAL
+        && Mode::NonTemporal as usize == index::NONTEMPORAL
+        && Mode::FlushCache as usize == index::FLUSH_CACHE
+        && Mode::Auto as usize == index::AUTO
+);
 
 impl Mode {
     /// Every mode, in declaration order.
@@ -83,7 +89,7 @@ impl Mode {
     /// streams; `NonTemporal`: `STREAM_MIN`; `Auto`: at least `STREAM_MIN`), so there the answer
     /// is one compare of `len` with a constant, no load: a compare fed by a load cost a constant
     /// `Auto` against `Temporal` in a loop of short calls where the compare with a constant did
-    /// not (docs/small-calls.md, "Auto and a run-time mode, round two"). From
+    /// not (lab/findings/small-calls.md, "Auto and a run-time mode, round two"). From
     /// `STREAM_MIN` up, one load of the mode's bound and one compare, with no match on the
     /// mode, so a mode read at run time costs what a constant one does. A constant `Temporal`
     /// compares nothing (folded at the call site).
@@ -119,7 +125,7 @@ impl Mode {
     /// `Auto` resolves on the shorter of the length and the distance between the two: a
     /// destination line of a move by `d` bytes was read as source `d` bytes earlier, so it is
     /// as hot as the destination of a `d`-byte copy, and streaming into it pays an invalidation
-    /// and saves no read until `d` passes the threshold (docs/moves.md, "Auto"). Disjoint
+    /// and saves no read until `d` passes the threshold (lab/findings/moves.md, "Auto"). Disjoint
     /// ranges (distance at least the length) resolve as a copy of `len` bytes. `NonTemporal`
     /// and `FlushCache` do what the caller asked, at any distance.
     #[inline(always)]

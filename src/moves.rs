@@ -24,7 +24,7 @@
 //!   `memmove` only when the ranges do not overlap, for this reason). Disjoint ranges resolve
 //!   as the copy does, on the length alone.
 //!
-//! `docs/moves.md` has the design and the measurements.
+//! `lab/findings/moves.md` has the design and the measurements.
 
 use core::ops::{Bound, RangeBounds};
 

@@ -172,7 +172,7 @@ scalar!(u8, u16, u32, u64, u128);
 
 /// `V` with its byte-masked moves turned off: copies shorter than one register and the partial
 /// lines of streamed copies use overlapping unmasked moves of `V::Half` and narrower instead
-/// ([`Edges::Overlap`](crate::tune::Edges::Overlap) on AVX-512; `docs/engine.md` says why). Every
+/// ([`Edges::Overlap`](crate::tune::Edges::Overlap) on AVX-512; `lab/findings/engine.md` says why). Every
 /// other operation is `V`'s own.
 #[derive(Clone, Copy)]
 #[repr(transparent)]

@@ -24,7 +24,7 @@ fn avx512_backend_tables_native() {
         return;
     }
     // The tables name the backend, so they run whatever engine the rule picked for this CPU
-    // (AVX2 on Zen 4 with AVX-512: docs/engine.md).
+    // (AVX2 on Zen 4 with AVX-512: lab/findings/engine.md).
     avx512_tables();
 }
 

@@ -86,7 +86,7 @@ fn inline_fills_stay_inside_guard_pages() {
 }
 
 /// Word-backend builds fill with `rep stosb` from 1 KiB on ERMS CPUs (their loop stores 8 bytes
-/// at a time; docs/bare-metal.md has the measurements), never elsewhere: the rule of this build,
+/// at a time; lab/findings/bare-metal.md has the measurements), never elsewhere: the rule of this build,
 /// in force (the zoo's tests check it for every recorded CPU).
 #[test]
 fn word_builds_use_the_string_store_from_1_kib() {

@@ -33,7 +33,7 @@ fn dispatch_picks_the_best_supported() {
     let s = Backend::supported();
     assert!(!s.is_empty());
     assert_eq!(s[0], Backend::Generic);
-    // Not the widest backend: the engine the CPU's rule picks (docs/engine.md), or the one the
+    // Not the widest backend: the engine the CPU's rule picks (lab/findings/engine.md), or the one the
     // environment forces over it (CI runs this suite once per engine the CPU runs).
     let (_, why) = Engine::rule(&cachecopy::tune::cpu());
     let want = engine_in_force();

@@ -4,7 +4,7 @@
 //! - `four_gib_and_67_bytes_per_mode`: one copy and one fill of 4 GiB + 67 bytes per mode on the
 //!   dispatched backend, at odd offsets, checked against the reference in full (the source for
 //!   copies, the byte for fills) and against canaries beyond both ends. About 8 GiB of memory
-//!   and the longest run of the suite (docs/testing.md has its time), so it runs only with `CACHECOPY_TEST_HUGE=1` (a step of
+//!   and the longest run of the suite (lab/findings/testing-guarantees.md has its time), so it runs only with `CACHECOPY_TEST_HUGE=1` (a step of
 //!   its own in `.ci/run`); never under Miri.
 //! - `every_backend_across_the_4gib_boundary`: on every supported backend and mode, 1 MiB (and
 //!   odd-sized) ranges placed across offset 2^32 of one 4 GiB + 8 MiB mapping and across an

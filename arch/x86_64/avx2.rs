@@ -49,7 +49,7 @@ unsafe impl Checksum for __m256i {
     );
     // The halves added plainly (they cannot carry, above), then the 16-byte register's lanes:
     // the end-around fold of the lanes as scalars was vectorized by LLVM into a slow chain of
-    // compare-and-subtract steps (docs/checksums.md).
+    // compare-and-subtract steps (lab/findings/checksums.md).
     #[inline(always)]
     unsafe fn csum_reduce(acc: Self) -> u64 {
         // SAFETY: register-only AVX2 operations (AVX2 present, caller).

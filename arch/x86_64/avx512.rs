@@ -74,7 +74,7 @@ unsafe impl Checksum for __m512i {
     // The halves added plainly (they cannot carry, above), down to one lane: the end-around
     // fold of the eight lanes as scalars was vectorized by LLVM into a serial chain of
     // `vpmaxuq`/compare/subtract steps and mask-register shifts on every call, the likely cause
-    // of a checksum loss on the Intel Xeon (docs/checksums.md).
+    // of a checksum loss on the Intel Xeon (lab/findings/checksums.md).
     #[inline(always)]
     unsafe fn csum_reduce(acc: Self) -> u64 {
         // SAFETY: register-only AVX-512F and AVX2 operations (both present, caller).

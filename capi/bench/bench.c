@@ -1,6 +1,6 @@
 /*
  * libcachecopy from C against glibc: do the C entry points run as fast as the Rust
- * ones? The same experiments as `cachecopy report` (sections 2 and 7), measured the same way:
+ * ones? The same experiments as `cachecopy report` (copy bandwidth and frames), measured the same way:
  * interleaved rounds (a fresh order each round, so no variant always runs first), medians,
  * ratios paired per round.
  *
@@ -20,7 +20,7 @@
  *   cc -O2 bench.c $(pkg-config --cflags --libs cachecopy) -o bench && ./bench [--quick]
  *
  * --quick: small rings and few rounds, to prove the program works (CI); its figures mean
- * nothing. Figures with their CPU and date go to docs/capi.md.
+ * nothing. Figures with their CPU and date go to lab/findings/capi.md.
  */
 #define _GNU_SOURCE
 #include <cachecopy/cachecopy.h>

@@ -57,7 +57,7 @@ pub fn repeated(bytes: &[u8], n: usize, empty: u8) -> Vec<u8> {
 
 /// Every byte of `s` is `b`, compared a block at a time (`memcmp`): a byte loop ran
 /// SanitizerCoverage's comparison hook per byte, most of the target's time
-/// (docs/testing-guarantees.md).
+/// (lab/findings/testing-guarantees.md, "Fuzzing").
 pub fn all_are(s: &[u8], b: u8) -> bool {
     let block = [b; 4096];
     s.chunks(block.len()).all(|c| c == &block[..c.len()])

@@ -28,9 +28,15 @@ fuzz_target!(|c: Case| {
     let (backend, mode) = backend_and_mode(c.backend, c.mode);
     let (off, len) = (c.offset as usize % 64, c.len as usize % (1 << 17));
     let mut dst = vec![CANARY; off + len + 64];
-    cachecopy::set_fill_rep_threshold(if c.rep % 2 == 1 { c.rep as usize * 8 } else { usize::MAX });
+    // A plan of the backend with `rep stosb` from `rep * 8` bytes (odd) or never (even).
+    let mut t = *cachecopy::tune::Plan::current().tuning();
+    t.engine = cachecopy::tune::Engine::uniform(backend);
+    t.fill_rep = if c.rep % 2 == 1 { c.rep as usize * 8 } else { usize::MAX };
+    let plan = cachecopy::tune::Plan::new(t).unwrap();
     if c.flush % 4 == 2 {
         cachecopy::fill(&mut dst[off..off + len], c.byte, mode);
+    } else if c.flush % 4 == 0 {
+        plan.fill(&mut dst[off..off + len], c.byte, mode);
     } else if mode == Mode::FlushCache && c.flush % 2 == 1 {
         let ops = flush_ops();
         let op = ops[c.flush as usize / 2 % ops.len()];

@@ -90,9 +90,8 @@ for line in sys.stdin:
 # whole binary is left out), and the peer loader's refusal of a library whose memcpy is
 # glibc's (it recognises glibc's by the process's own memcpy, which here is the preload's).
 skips=()
-for t in env_refuses_unknown_and_unsupported_backends_once env_sets_the_engine_field_by_field \
-    env_sets_the_fill_rep_threshold env_sets_the_rep_movsb_threshold \
-    engine_fields_in_the_line_and_who_wins a_bad_field_is_reported_once_and_the_others_kept \
+for t in the_line_sets_the_engine_field_by_field \
+    the_line_sets_every_threshold_and_reports_a_bad_field_once \
     peer::tests::a_library_without_the_functions_is_refused; do
     skips+=(--skip "$t")
 done

@@ -160,7 +160,7 @@ extern "C" {
 // ---------------------------------------------------------------- the call path
 
 /// The longest call the crate's inline classes serve at the call site (four 16-byte registers
-/// on x86_64 and aarch64: docs/small-calls.md). Only the shape of the code depends on it: the
+/// on x86_64 and aarch64: lab/findings/small-calls.md). Only the shape of the code depends on it: the
 /// exported function tests it together with the state, one branch for the calls most programs
 /// make.
 const INLINE: usize = 64;

@@ -4,7 +4,7 @@
 //! frames into a small ring that stays cached, and calls of 96 B-16 KiB into a hot destination;
 //! `Temporal` and batched `NonTemporal`, in paired rounds. A candidate replaces the rule's choice
 //! for a job only where it is faster on one working set and slower on none (see the module docs
-//! of `super`, and `docs/engine.md`, "Calibration").
+//! of `super`, and `lab/findings/engine.md`, "Calibration").
 
 use core::time::Duration;
 

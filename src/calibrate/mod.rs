@@ -38,7 +38,7 @@
 //! discarded. A tunable whose sizes are not settled within the budget keeps its built-in rule,
 //! and its [`Sweep::outcome`] says why. The string sweeps (10 ms each) run first, the engine
 //! check (at most `frames::ENGINE_BUDGET`) last, and the NT sweeps stop that much before the
-//! budget's end. Measured decision rates: docs/performance.md ("Calibration").
+//! budget's end. Measured decision rates: lab/findings/performance.md ("Calibration").
 //!
 //! The measurement neither allocates nor locks (its buffers come from `mmap`), so
 //! `CACHECOPY_TUNE=calibrate`, which runs it inside the first call, is safe in an allocator. It

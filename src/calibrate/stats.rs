@@ -64,7 +64,7 @@ pub(super) fn side(p: &Point) -> Side {
 /// settled, and the size below `c` must lose or tie (or `c` is the smallest size tried). Until then, the first
 /// of these still open gets another round. So sizes are first measured upwards, one round
 /// each, until two of them hold; sizes above the two that settle the answer are never
-/// measured (streaming's lead grows with the size on every machine measured: docs/machines/).
+/// measured (streaming's lead grows with the size on every machine measured: lab/machines/).
 /// `never_wins` is the answer when the largest size loses or ties.
 pub(super) fn decide(pts: &[Point], never_wins: Option<usize>) -> Step {
     let top = pts.len() - 1;

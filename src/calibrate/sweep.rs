@@ -168,7 +168,7 @@ impl<'a> Progress<'a> {
 /// size a lower threshold would start streaming at: 5 %, the engine check's margin
 /// ([`Calibration::ENGINE_MARGIN`](super::Calibration::ENGINE_MARGIN)). A gain smaller than
 /// that is no reason to move a working set: one calibration's samples and the report's read
-/// the same size on either side of parity by more (docs/performance.md, "Calibration").
+/// the same size on either side of parity by more (lab/findings/performance.md, "Calibration").
 pub(super) const LOWER_BY: f64 = 1.0 / super::result::ENGINE_MARGIN;
 
 /// What an NT sweep's answer `c` (the lowest size from which streaming into a cached
@@ -188,7 +188,7 @@ pub(super) const LOWER_BY: f64 = 1.0 / super::result::ENGINE_MARGIN;
 ///   rule must lie within the sizes tried. Until each is settled it gets rounds (`Confirm` for
 ///   the steady ones).
 ///
-/// docs/performance.md ("Calibration") has the runs behind each case.
+/// lab/findings/performance.md ("Calibration") has the runs behind each case.
 pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -> Step {
     // The rule is confirmed only if its own size does not lose hot over the steady samples
     // either: the evidence a confirmation rests on is a decision's.
@@ -237,7 +237,7 @@ pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -
 /// samples of many runs, like the report's section 5, have it lose, which scattered the
 /// calibrations' answers. 8 MiB is the smallest sample that read every size below the
 /// crossover as a loss on the CPU measured, and twice it ran out of the budget
-/// (docs/performance.md, "Steady-state samples").
+/// (lab/findings/performance.md, "Steady-state samples").
 pub(super) const HOT_SAMPLE: usize = 8 << 20;
 
 /// Runs of one op per timed sample at `size`: [`HOT_SAMPLE`] bytes, at least one run.
@@ -251,7 +251,7 @@ fn hot_traffic(size: usize) -> usize {
 }
 
 /// Bytes of a steady-state sample ([`nt_guard`]): four times [`HOT_SAMPLE`], twice the report's:
-/// short samples flatter streaming at the sizes near the crossover (docs/performance.md,
+/// short samples flatter streaming at the sizes near the crossover (lab/findings/performance.md,
 /// "Steady-state samples").
 pub(super) const STEADY_SAMPLE: usize = 4 * HOT_SAMPLE;
 
@@ -415,7 +415,7 @@ pub(super) fn rep_sweeps(
     let src24 = src.ptr.wrapping_add(24).cast_const();
     // Fault in every destination page the sweeps write, untimed: a page first touched inside a
     // timed sample charged its fault to whichever loop ran first, and read as a large win for
-    // the other (docs/performance.md, "Calibration").
+    // the other (lab/findings/performance.md, "Calibration").
     // SAFETY: `REP_EXTENT < MEMORY_BUDGET`, inside the destination mapping.
     unsafe { (k.fill_temporal)(dst.ptr, 0, REP_EXTENT, &k.knobs) };
     let end = t0.elapsed() + REP_BUDGET;

@@ -14,7 +14,7 @@
 //! The engine is a field of the per-CPU plan, chosen at detection ([`rule`]), overridable by the
 //! `temporal`, `stream`, `body` and `edges` fields of `CACHECOPY_TUNE`, printed by the report;
 //! the plan holds the table composed for it: no engine branch sits inside a kernel. The rules
-//! and the runs behind them are in [`rule`]'s documentation and `docs/engine.md`.
+//! and the runs behind them are in [`rule`]'s documentation and `lab/findings/engine.md`.
 
 use core::fmt;
 
@@ -130,7 +130,7 @@ impl fmt::Display for Edges {
 ///   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`]).
 ///
 /// Each CPU's plan holds one, chosen at detection by a rule chosen by measurement, not by
-/// register width ([`Engine::rule`]; the runs behind each rule are in `docs/engine.md`); the
+/// register width ([`Engine::rule`]; the runs behind each rule are in `lab/findings/engine.md`); the
 /// `CACHECOPY_TUNE` fields `temporal=`, `stream=`, `body=` (both jobs) and `edges=` override it,
 /// and the plan runs the table composed for it: no engine branch sits inside a kernel.
 /// `Plan::current().tuning().engine` says which is in force;

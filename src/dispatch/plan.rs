@@ -29,7 +29,6 @@ use super::table::{self, Kernels, BACKENDS, NAMES, POSITION};
 use super::tune::{Runs, Small, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::{Knobs, STREAM_MIN};
-use crate::mode::Bounds;
 
 /// One per-CPU plan: the choices of a [`Tuning`] record, checked against this CPU, with the
 /// kernels and bounds a call derives from them. Immutable: [`Plan::new`] builds one, [`publish`]
@@ -159,16 +158,32 @@ fn masked_small_bmi2() -> bool {
     }
 }
 
+/// Below how many bytes each mode stores temporally, indexed by the mode's discriminant (in
+/// the order of [`index`]; `crate::mode` checks it at compile time): one operation's bounds in
+/// a plan ([`Plan::copy_below`], [`Plan::fill_below`]).
+pub(crate) type Bounds = [usize; 4];
+
+/// The index of each mode's bound in [`Bounds`].
+pub(crate) mod index {
+    /// `Mode::Temporal`'s.
+    pub(crate) const TEMPORAL: usize = 0;
+    /// `Mode::NonTemporal`'s.
+    pub(crate) const NONTEMPORAL: usize = 1;
+    /// `Mode::FlushCache`'s.
+    pub(crate) const FLUSH_CACHE: usize = 2;
+    /// `Mode::Auto`'s.
+    pub(crate) const AUTO: usize = 3;
+}
+
 /// The bounds of a record's `Auto` threshold `nt` (see [`Plan::copy_below`]).
 const fn bounds(nt: usize) -> Bounds {
     let mut b = [STREAM_MIN; 4];
-    b[Mode::Temporal as usize] = usize::MAX;
-    b[Mode::FlushCache as usize] = 0;
-    b[Mode::Auto as usize] = if nt > STREAM_MIN { nt } else { STREAM_MIN };
+    b[index::TEMPORAL] = usize::MAX;
+    b[index::NONTEMPORAL] = STREAM_MIN;
+    b[index::FLUSH_CACHE] = 0;
+    b[index::AUTO] = if nt > STREAM_MIN { nt } else { STREAM_MIN };
     b
 }
-
-use crate::mode::Mode;
 
 impl Plan {
     /// Builds the plan of `tuning` on this CPU (detecting it on first use).

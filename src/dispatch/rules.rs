@@ -1,5 +1,5 @@
 //! The built-in rules: what every per-CPU choice is when no variable overrides it, each rule
-//! with the run that justifies it (`docs/machines/`). [`rule`] gathers them into the record
+//! with the run that justifies it (`lab/machines/`). [`rule`] gathers them into the record
 //! ([`Tuning`]) that the environment then refines (`super::tune`).
 
 use super::engine::{Backend, Edges, Engine};
@@ -56,7 +56,7 @@ impl Model {
 
 impl Engine {
     /// The built-in engine for `cpu` (what dispatch runs when no variable overrides it), and
-    /// the rule that chose it, citing its evidence (`docs/engine.md`).
+    /// the rule that chose it, citing its evidence (`lab/findings/engine.md`).
     ///
     /// ```
     /// let cpu = cachecopy::tune::cpu();
@@ -73,8 +73,8 @@ impl Engine {
 impl Tuning {
     /// Every built-in choice for `cpu`: what dispatch runs when no variable overrides it (the
     /// engine as [`Engine::rule`] picks it, the flush instruction the CPU prefers, the `Auto`
-    /// and string-instruction thresholds), each rule with the run behind it (`docs/engine.md`,
-    /// `docs/performance.md`, `docs/machines/`). [`Plan::current`](crate::tune::Plan::current)`().tuning()` is this record
+    /// and string-instruction thresholds), each rule with the run behind it (`lab/findings/engine.md`,
+    /// `lab/findings/performance.md`, `lab/machines/`). [`Plan::current`](crate::tune::Plan::current)`().tuning()` is this record
     /// refined by the environment, the setters and an applied calibration.
     ///
     /// ```
@@ -108,11 +108,11 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
 }
 
 /// From how many bytes `Temporal` copies on a 256-bit backend run their loop on AVX-512
-/// registers, by CPU, each rule as wide as its runs (docs/performance.md, "Large copies on
+/// registers, by CPU, each rule as wide as its runs (lab/findings/performance.md, "Large copies on
 /// 512-bit registers"):
 ///
 /// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
-///   docs/machines/amd-epyc-zen4-f25m17.md)**: 1 MiB, the L2's size there. The engine keeps
+///   lab/machines/amd-epyc-zen4-f25m17.md)**: 1 MiB, the L2's size there. The engine keeps
 ///   256-bit registers (`engine::rule`); from about the L2's size the 256-bit loop's copies into
 ///   destinations not in cache fell behind glibc's 512-bit `memcpy` (one store per line where
 ///   it makes two), while 512-bit registers matched it there and lost at some shorter sizes.
@@ -128,14 +128,14 @@ fn default_wide_copy(cpu: &Cpu, widest: Backend) -> usize {
 }
 
 /// How many 4 KiB pages of the source a streamed copy reads at once, by CPU, each rule as wide
-/// as its runs (docs/performance.md, "Reading pages at once"):
+/// as its runs (lab/findings/performance.md, "Reading pages at once"):
 ///
-/// - **Intel family 6 model 167 (run: docs/machines/intel-xeon-f6m167.md)**: 4. Four pages at
+/// - **Intel family 6 model 167 (run: lab/machines/intel-xeon-f6m167.md)**: 4. Four pages at
 ///   once led one page in order from 2 MiB to 1 GiB, with the source in memory and cached
 ///   alike, and turned the largest copies from behind glibc's `memcpy` (which reads four,
 ///   `large_memcpy_4x`) to level or ahead.
 /// - **Every other CPU**: 1 (in order). On AMD Zen 4 (run: family 25 model 17,
-///   docs/machines/amd-epyc-zen4-f25m17.md) one page led four at every size; the other CPUs
+///   lab/machines/amd-epyc-zen4-f25m17.md) one page led four at every size; the other CPUs
 ///   met have no run. `CACHECOPY_TUNE=pages=4` tries four on any CPU.
 fn default_pages(cpu: &Cpu) -> usize {
     if Model::of(cpu) == Model::IntelF6M167 {
@@ -155,9 +155,9 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 }
 
 /// How fills of 0 to 64 bytes are made at the call site, by CPU, each rule as wide as its runs
-/// (docs/small-calls.md, "Sizes that change every call" and "Masked fills on AMD Zen 4"):
+/// (lab/findings/small-calls.md, "Sizes that change every call" and "Masked fills on AMD Zen 4"):
 ///
-/// - **Intel family 6 model 167 (run: family 6 model 167, docs/machines/intel-xeon-f6m167.md)**:
+/// - **Intel family 6 model 167 (run: family 6 model 167, lab/machines/intel-xeon-f6m167.md)**:
 ///   [`Small::MaskedFills`]. With sizes that change every call the plain classes mispredict
 ///   their compares and one masked store has none to mispredict: masked fills led the plain
 ///   classes and matched or led glibc's `memset` (itself one masked store there) on every size
@@ -166,7 +166,7 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 ///   built on the stack ran slower than glibc's `memcpy`: copies keep the plain classes, with
 ///   no test for masks on their path.
 /// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
-///   docs/machines/amd-epyc-zen4-f25m17.md)**: [`Small::MaskedFills`]. The plain classes ran
+///   lab/machines/amd-epyc-zen4-f25m17.md)**: [`Small::MaskedFills`]. The plain classes ran
 ///   fills of 0-64 B of changing size at half glibc's speed there, the masked store at twice
 ///   it, and at fixed sizes as fast as the plain classes or faster. Zen 3, the other family-25
 ///   part, has no AVX-512 and so never gets here.
@@ -183,7 +183,7 @@ fn default_small(cpu: &Cpu) -> Small {
 }
 
 /// The NT thresholds `Auto` uses when nothing overrides them: `(copy, fill)`, by CPU family,
-/// from the detected caches. docs/performance.md ("The `Auto` threshold") has the runs behind
+/// from the detected caches. lab/findings/performance.md ("The `Auto` threshold") has the runs behind
 /// each rule.
 ///
 /// - **Intel with a non-inclusive L3** (server parts since Skylake-SP): copy from the L2 size,
@@ -199,7 +199,7 @@ fn default_small(cpu: &Cpu) -> Small {
 ///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`.
 ///
 ///   Parts with a stacked L3 (Milan-X, Genoa-X) were not measured; there `calibrate()` decides
-///   (docs/performance.md, "Calibration"). The cache figures come from CPUID leaf 4 or
+///   (lab/findings/performance.md, "Calibration"). The cache figures come from CPUID leaf 4 or
 ///   0x8000001D, never the legacy 0x80000006, which glibc reads and which overstates the L3 on
 ///   the VMs measured.
 /// - An implausible report (an L3 smaller than the L2, or none at all) gets the safe floor
@@ -247,7 +247,7 @@ pub fn default_nt_threshold(cpu: &Cpu) -> usize {
 ///   8 bytes at a time.
 /// - No ERMS, other architectures: never (`usize::MAX`).
 ///
-/// docs/performance.md ("Fill and zero") and docs/bare-metal.md have the runs. Every rule
+/// lab/findings/performance.md ("Fill and zero") and lab/findings/bare-metal.md have the runs. Every rule
 /// reads the CPU's record (its `arch` among them), not the target the crate was built for, so
 /// the zoo's tests run every recorded CPU's rules on any host.
 fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
@@ -276,7 +276,7 @@ fn default_fill_rep(cpu: &Cpu, widest: Backend) -> usize {
 ///   later).
 /// - No ERMS, unknown vendors, other architectures: never (`usize::MAX`).
 ///
-/// docs/performance.md ("Fill and zero") and docs/machines/README.md have the runs.
+/// lab/findings/performance.md ("Fill and zero") and lab/machines/README.md have the runs.
 fn default_rep_movsb(cpu: &Cpu) -> usize {
     if cpu.arch == "x86_64" && cpu.features.erms && Model::of(cpu).intel() {
         if intel_strings_measured(cpu) {
@@ -292,7 +292,7 @@ fn default_rep_movsb(cpu: &Cpu) -> usize {
 /// The Intel models whose runs put the string instructions (`rep movsb`, `rep stosb`) against
 /// the vector loop at 1-32 KiB, hot and cold: on both the string instruction lost at 2 KiB
 /// (model 207's calibrations, cold; model 167, hot and cold), and on model 167 it lost hot up
-/// to 4 KiB and came level at 8 KiB, where cold it gained a little (docs/performance.md,
+/// to 4 KiB and came level at 8 KiB, where cold it gained a little (lab/findings/performance.md,
 /// "String instructions on the Intel models met"). Other Intel CPUs keep glibc's 2 KiB: no
 /// run there.
 fn intel_strings_measured(cpu: &Cpu) -> bool {
@@ -300,7 +300,7 @@ fn intel_strings_measured(cpu: &Cpu) -> bool {
 }
 
 /// From this many bytes a word-backend `Temporal` fill uses `rep stosb` (with ERMS): where the
-/// string store overtakes a loop that stores 8 bytes at a time (docs/bare-metal.md has the run).
+/// string store overtakes a loop that stores 8 bytes at a time (lab/findings/bare-metal.md has the run).
 const WORD_FILL_REP: usize = 1024;
 
 /// Why [`engine_rule`] chose what it chose: one line per CPU family, with the run that justifies it.
@@ -308,7 +308,7 @@ pub(crate) type Reason = &'static str;
 
 /// The built-in engine for `cpu`, whose widest runnable backend is `widest`, and the reason.
 /// Each AVX-512 rule covers the CPUs its runs measured, by CPUID family and model, and no more;
-/// docs/engine.md ("The rules and the runs behind them") has the runs:
+/// lab/findings/engine.md ("The rules and the runs behind them") has the runs:
 ///
 /// - **AMD family 25 with AVX-512 (Zen 4)**: AVX2 for both jobs, overlapping edges. Transmit
 ///   frames ran slower on the AVX-512 backend than on AVX2 there, and 256-bit registers are
@@ -326,24 +326,24 @@ pub(crate) fn engine_rule(cpu: &Cpu, widest: Backend) -> (Engine, Reason) {
     if widest != Backend::Avx512 {
         return (
             overlap(widest),
-            "the widest backend, overlapping edges (docs/engine.md)",
+            "the widest backend, overlapping edges (lab/findings/engine.md)",
         );
     }
     match Model::of(cpu) {
         Model::Family25Avx512 => (
             overlap(Backend::Avx2),
             "AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17): 256-bit bodies, \
-             overlapping edges (docs/engine.md)",
+             overlapping edges (lab/findings/engine.md)",
         ),
         Model::IntelF6M207 => (
             overlap(Backend::Avx512),
             "Intel family 6 model 207 (run: family 6 model 207): 512-bit bodies, overlapping \
-             edges (docs/engine.md)",
+             edges (lab/findings/engine.md)",
         ),
         _ => (
             overlap(Backend::Avx512),
             "AVX-512 on a CPU no run here covers: 512-bit bodies, overlapping edges by default; \
-             no run here backs it, calibrate() decides (docs/engine.md)",
+             no run here backs it, calibrate() decides (lab/findings/engine.md)",
         ),
     }
 }

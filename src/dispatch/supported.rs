@@ -54,7 +54,7 @@ pub(crate) enum Unsupportable {
 
 impl Engine {
     /// The engines worth comparing on this CPU (the report's section 7b, `calibrate()`'s
-    /// engine check, `examples/probes/store_probe.rs`): each vector register set it runs alone, AVX-512
+    /// engine check, `lab/probes/store_probe.rs`): each vector register set it runs alone, AVX-512
     /// with either edge store. The word backend is left out (no vector stores).
     ///
     /// ```

@@ -213,7 +213,7 @@ pub(crate) unsafe fn gather<K: Kind, D: Direction>(
 /// are skipped, the writer streams from that boundary on and ends with the tail line, and then
 /// the head line is written from the source again. An ordinary store into a line that is not
 /// cached waits for the line, and stores commit in order, so one at the start would hold up the
-/// whole destination's streaming stores behind it (docs/engine.md, "The frame's store stream").
+/// whole destination's streaming stores behind it (lab/findings/engine.md, "The frame's store stream").
 ///
 /// # Safety
 /// As [`gather`], with `flush` supported by this CPU, and `len <= src.count()`.

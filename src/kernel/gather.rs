@@ -6,21 +6,21 @@
 //!
 //! Gathering into one contiguous destination goes through [`Gather`], which writes every
 //! destination line exactly once, by one kind of store (a line written both ways costs hundreds
-//! of nanoseconds: docs/performance.md): a whole line inside one source segment is streamed
+//! of nanoseconds: lab/findings/performance.md): a whole line inside one source segment is streamed
 //! straight from the source; a line that several segments share (a frame's header and its
 //! payload, or the 1200-, 13-, 1- and 258-byte iovecs of a datagram) is assembled in registers
 //! from them and streamed whole ([`stream_joined`], [`stream_packed`]); only the partial lines
 //! at the two ends of the destination get ordinary stores, and the caller
 //! (`iter::gather_lines`) prefetches those two lines first and writes them last, so that their
 //! read-for-ownership overlaps the streaming instead of holding up the stores queued behind
-//! them (docs/engine.md, "The frame's store stream").
+//! them (lab/findings/engine.md, "The frame's store stream").
 //!
 //! Nothing is read back through memory that narrower stores have just written. An earlier
 //! design assembled straddling lines in a line buffer on the stack and streamed them from
 //! there, but a load of bytes just stored by several smaller stores cannot be forwarded: it
 //! waits until they commit, and stores commit in order behind every streaming store still
 //! queued. That stall, once per segment boundary, made a batch of gathered frames far slower
-//! than a streaming copy of the same bytes (docs/performance.md, "Cursors"). The
+//! than a streaming copy of the same bytes (lab/findings/performance.md, "Cursors"). The
 //! next design wrote a straddling line with ordinary stores, paying a read-for-ownership of a
 //! line the CPU never reads. Now the first piece's bytes of such a line stay in their segment
 //! (the gather remembers where) until the next piece arrives; if it completes the line, eight

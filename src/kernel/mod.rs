@@ -15,7 +15,7 @@
 //!
 //! Streaming (non-temporal) copies write the partial lines at either end with ordinary stores and
 //! every whole [`STREAM_LINE`] in between with streaming stores, so no line is ever written by both
-//! kinds (a line written both ways costs hundreds of nanoseconds per call: docs/performance.md,
+//! kinds (a line written both ways costs hundreds of nanoseconds per call: lab/findings/performance.md,
 //! "The fixed costs of streaming"). Every move stays inside
 //! `dst..dst + len` and `src..src + len`: the overlap tricks re-read and re-write bytes of the
 //! buffers themselves, never bytes beyond them.
@@ -254,7 +254,7 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
                 // `memmove` and `memset` do on Intel's AVX-512 servers (`Prefer_No_AVX512`).
                 // The pair of `zmm` lost to glibc's four `ymm` at these sizes where four `zmm`
                 // beat its eight `ymm` above them, so the wide register keeps the classes from
-                // four registers up (docs/small-calls.md, "64-byte registers"). A masked engine
+                // four registers up (lab/findings/small-calls.md, "64-byte registers"). A masked engine
                 // keeps its one masked store below 64 bytes (its own choice, `Edges::Masked`).
                 if w == 64 && !(V::MASKED && len < w) {
                     return half::<V::Half, S>(dst, src, len);
@@ -284,7 +284,7 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
                 src.vector::<V>(len - w),
             ];
             // Stored in address order, as glibc does: interleaving the two ends (0, len-4w,
-            // w, ...) was slower at a misaligned destination (docs/small-calls.md), where
+            // w, ...) was slower at a misaligned destination (lab/findings/small-calls.md), where
             // consecutive stores into one line can no longer be combined on their way to L1.
             for (i, r) in v[..4].iter().enumerate() {
                 r.store(dst.add(i * w));
@@ -299,7 +299,7 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
             // the loop's first store, so it is not stored twice: glibc's `memmove` starts its
             // loop one register in whatever the alignment (a store more than this), and its
             // `memset` stores four unaligned registers first, which was slower than this shape
-            // at an odd destination (docs/small-calls.md).
+            // at an odd destination (lab/findings/small-calls.md).
             let first = src.vector::<V>(0);
             let last = len - 4 * w;
             let mis = dst as usize & (w - 1);
@@ -333,7 +333,7 @@ pub(crate) unsafe fn temporal<V: Vector, S: ByteSource>(dst: *mut u8, src: S, le
 
 /// Below this many bytes a streaming copy is done with ordinary stores: a streamed store plus the
 /// fence costs more than a short copy, and streaming lost to cached stores below about 1 KiB
-/// even for a cold destination on the machines measured (docs/performance.md, "The fixed costs
+/// even for a cold destination on the machines measured (lab/findings/performance.md, "The fixed costs
 /// of streaming"; `benches/copy.rs`). It is at least two lines so that every streamed copy has a
 /// body.
 pub(crate) const STREAM_MIN: usize = 1024;
@@ -362,7 +362,7 @@ pub(crate) fn prefetch_ends(dst: *mut u8, len: usize) {
 ///
 /// The partial lines are prefetched first and written last ([`prefetch_ends`]): an ordinary
 /// store into a line that is not cached waits for its read-for-ownership, and every later store
-/// waits behind it, the streaming ones included (docs/engine.md, "The frame's store stream").
+/// waits behind it, the streaming ones included (lab/findings/engine.md, "The frame's store stream").
 ///
 /// # Safety
 /// As [`temporal`], and `len >= 2 * STREAM_LINE`. The caller fences before returning.
@@ -383,7 +383,7 @@ const PAGE_STEP: usize = 4096;
 /// else counts as 1): the body goes in groups of `pages * 4 KiB`, each group a line from every
 /// page in turn, so that the memory reads that many streams at once (glibc's `large_memcpy_4x`
 /// does the same). Lines left after the last whole group go in order. Which CPUs take it is a
-/// rule per CPU (`pages=` in the tuning line, docs/performance.md, "Reading pages at once").
+/// rule per CPU (`pages=` in the tuning line, lab/findings/performance.md, "Reading pages at once").
 ///
 /// Every destination line is still written once and every source byte read once; only the
 /// order differs, so the source and destination must not overlap (a copy's contract).
@@ -535,7 +535,7 @@ pub(crate) unsafe fn flush_unfenced<V: Vector, S: ByteSource>(
 /// without the dispatch call, which costs about as much as the stores themselves. Not 64: four
 /// 16-byte stores (the widest without target features) lost to the two 32-byte AVX2 stores
 /// behind dispatch into a cold destination, where each store waits in the store buffer for its
-/// line (docs/performance.md, "Inline small fills").
+/// line (lab/findings/performance.md, "Inline small fills").
 pub(crate) const INLINE_FILL: usize = 32;
 
 /// Sets `len <= INLINE_FILL` bytes with overlapping 16/8/4/2/1-byte stores from both ends, in
@@ -568,7 +568,7 @@ pub(crate) unsafe fn fill_inline(dst: *mut u8, byte: u8, len: usize) {
 /// AVX-512 `memset` writes a short span with one 64-byte masked store, whose register reaches
 /// the line after the span. Behind a frame's header that is the line the payload just streamed
 /// into, and on AMD Zen 4 such a store waits for that line to reach memory and fetches it back
-/// (docs/engine.md, "The frame's store stream").
+/// (lab/findings/engine.md, "The frame's store stream").
 ///
 /// # Safety
 /// `dst..dst + len` writable.
@@ -677,7 +677,7 @@ pub(crate) unsafe fn copy_temporal<V: Vector, const SIZED: bool>(
 /// [`Knobs::wide_copy`] bytes: one 64-byte store per line of the loop where
 /// the 256-bit loop makes two, so twice the lines are in flight in the store queue. Into a
 /// destination that is not cached each of them waits for its line, and on AMD Zen 4 the 256-bit
-/// loop fell behind glibc's 512-bit one from about the L2's size (docs/performance.md,
+/// loop fell behind glibc's 512-bit one from about the L2's size (lab/findings/performance.md,
 /// "Large copies on 512-bit registers").
 ///
 /// # Safety

@@ -19,13 +19,13 @@
 //! `4W`), every register loaded before the first store. Where the per-CPU record says so
 //! (`dispatch::tune::Small`, an AVX-512 CPU measured to gain from it), fills take one byte-masked
 //! store instead, with no compare between lengths at all (`arch::x86_64::masked`, inline
-//! assembly, so the call site needs no target feature); copies and moves never do. docs/small-calls.md, "Sizes that change every call", has the runs.
+//! assembly, so the call site needs no target feature); copies and moves never do. lab/findings/small-calls.md, "Sizes that change every call", has the runs.
 //!
 //! The inline path stops at four registers because that is where it stops needing no more
 //! stores than the widest register behind the table: past it SSE2 needs twice the stores of
 //! AVX2 and glibc, and into a cold destination, where every store waits in the store queue for
 //! its line, that lost to them where it won hot. The rule keeps the cold case, which a network
-//! stack's transmit buffers and an allocator's fresh blocks are (docs/small-calls.md has the
+//! stack's transmit buffers and an allocator's fresh blocks are (lab/findings/small-calls.md has the
 //! figures).
 //!
 //! Every mode but `FlushCache` stores this few bytes with ordinary stores (streaming starts at
@@ -59,7 +59,7 @@ cfg_if::cfg_if! {
 
 /// How the dispatched entry points fill 0 to 64 bytes at the call site (`fill_raw` and every
 /// entry built on it; copies and moves always take the plain classes): see
-/// `docs/small-calls.md` for the runs behind each CPU's choice.
+/// `lab/findings/small-calls.md` for the runs behind each CPU's choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Small {
@@ -132,7 +132,7 @@ fn variant(dst: *const u8, below: usize) -> bool {
 
 /// Copies `len <= MAX` bytes with the baseline register's straight-line classes. Copies never
 /// take the masked class: a masked load waits for earlier stores into its page, and the test
-/// for it cost every plain copy (docs/small-calls.md, "Fixed sizes and mixes").
+/// for it cost every plain copy (lab/findings/small-calls.md, "Fixed sizes and mixes").
 ///
 /// # Safety
 /// `src..src + len` readable, `dst..dst + len` writable, the two not overlapping; `len <= MAX`.
@@ -210,7 +210,7 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize, below: usize, smal
 ///
 /// Every byte of `0..len` lies in one of the windows and every window lies in `0..len`; every
 /// class loads all it moves before its first store, so overlapping ranges move right too.
-/// docs/small-calls.md, "Sizes that change every call" and "Fixed sizes and mixes", has the runs
+/// lab/findings/small-calls.md, "Sizes that change every call" and "Fixed sizes and mixes", has the runs
 /// behind each choice.
 ///
 /// # Safety

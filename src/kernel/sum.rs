@@ -195,7 +195,7 @@ unsafe fn chain<const N: usize, D: Sink>(src: *const u8, dst: D, off: usize, sum
 /// remainder of 20 as a zero-padded word), no length ladder. Linux special-cases the same two
 /// (`csum_partial`'s 40-byte path, `ip_fast_csum`), the calls a stack makes most; through
 /// [`short`]'s ladder and a call these lost to a kernel-style loop, inline like this they beat
-/// it (docs/checksums.md, "The IP headers").
+/// it (lab/findings/checksums.md, "The IP headers").
 ///
 /// # Safety
 /// `src..src + LEN` readable; `LEN` is 20 or 40.
@@ -227,9 +227,9 @@ pub(crate) unsafe fn header<const LEN: usize>(src: *const u8, init: u64) -> u64 
 /// Below this many bytes [`short`] sums (and copies) in general-purpose registers, inlined at
 /// the caller with no table between: `net::csum_partial`, `net::csum_and_copy` and the cursor
 /// steps take it before dispatch. Its two carry chains take 16 bytes a cycle on every CPU in
-/// docs/machines; the vector loop pays a fixed cost first (the call, the tail, merging and
+/// lab/machines; the vector loop pays a fixed cost first (the call, the tail, merging and
 /// reducing its accumulators), which 32- and 64-byte registers win back at about 512 bytes on
-/// every CPU measured, with either engine (docs/checksums.md has the runs on each side of the
+/// every CPU measured, with either engine (lab/findings/checksums.md has the runs on each side of the
 /// cut-over).
 pub(crate) const SHORT: usize = 512;
 // Below `STREAM_MIN` every mode but flush-cache stores temporally, so a short fused copy is an
@@ -282,7 +282,7 @@ unsafe fn short_tail<D: Sink>(p: *const u8, dst: D, k: usize) -> u64 {
 /// other. A chain is one instruction a word where the CPU runs `adc` from memory as one
 /// operation (AMD), and the two chains take two words a cycle where two `adc` run in parallel
 /// (Intel): the former shape, an `add` and an `adc $0` a word into a 128-bit accumulator (two
-/// instructions a word), only tied a kernel-style loop (docs/checksums.md, "The short path's
+/// instructions a word), only tied a kernel-style loop (lab/findings/checksums.md, "The short path's
 /// shape").
 /// Below 64 bytes the length's bits pick straight-line 32-, 16- and 8-byte steps and the last
 /// bytes as one shifted word; a 20-byte IPv4 header is two words and one shifted load, with no
@@ -364,7 +364,7 @@ unsafe fn last_bytes<D: Sink>(src: *const u8, dst: D, len: usize) -> u64 {
 /// register the word is stored from, `adc $0` into the high half on x86_64; `adds`/`adc` on
 /// aarch64), two accumulators over 64-byte blocks, the carries counted in the high halves.
 /// With a store per word the carry chains' bookkeeping made the fused copy slower at the
-/// shortest lengths (docs/checksums.md), so the copy keeps this shape.
+/// shortest lengths (lab/findings/checksums.md), so the copy keeps this shape.
 ///
 /// # Safety
 /// As [`short`].
@@ -522,7 +522,7 @@ unsafe fn whole<V: Checksum, D: Sink>(src: *const u8, dst: D, len: usize) -> u64
 /// instruction, 16 bytes a cycle): a 32-byte register adds 32 bytes in four instructions (eight
 /// a cycle or more), a 64-byte one 64, NEON's pair 32 in two; a 16-byte SSE2 register adds 16
 /// in four, the word backend's `add`/`adc` pairs 8 in two, and both lose to [`short`], as
-/// measured (docs/checksums.md) and as port counts say they must (SSE2 on Intel: three vector
+/// measured (lab/findings/checksums.md) and as port counts say they must (SSE2 on Intel: three vector
 /// ports, 12 bytes a cycle against the chains' 14).
 const fn sum_in_registers(bytes: usize) -> bool {
     bytes >= 32
@@ -531,7 +531,7 @@ const fn sum_in_registers(bytes: usize) -> bool {
 /// The sum of `len` bytes at `src`, folded to 16 bits: [`short`] below [`SHORT`] bytes, and at
 /// every length on registers narrower than 32 bytes ([`sum_in_registers`]); else the register
 /// loop, its loads aligned after a head of fewer than `V::BYTES` bytes (unaligned loads from an
-/// odd source were slower, docs/checksums.md).
+/// odd source were slower, lab/findings/checksums.md).
 ///
 /// # Safety
 /// `src..src + len` readable; the backend's features present.

@@ -132,7 +132,7 @@ pub(crate) unsafe fn csum_and_copy_from_iter_unfenced(
 /// wait for that line to reach memory and fetch it back). `header` itself should do likewise:
 /// a header written field by field and then summed by reading it back makes each of those
 /// loads wait for every streaming store queued before it, once per frame; build it in
-/// registers and sum it from them, as `examples/udp_tx.rs` does (docs/engine.md, "The frame's
+/// registers and sum it from them, as `lab/probes/udp_tx.rs` does (lab/findings/engine.md, "The frame's
 /// store stream"). In a [`batch`](crate::batch()) of frames spaced evenly (ring slots), the next
 /// frame's header and partial lines are fetched while this one streams.
 ///

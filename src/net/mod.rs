@@ -6,11 +6,11 @@
 //! the destination out of the cache (Linux only uses no-cache transmit copies when the NIC sums,
 //! netdev 2011, "net: Allow no-cache copy from user on transmit"). Frames reserve room in front
 //! and behind so a driver can add its header and padding without copying the payload (the asix
-//! driver's case, netdev 2012; docs/performance.md, "Network helpers").
+//! driver's case, netdev 2012; lab/findings/performance.md, "Network helpers").
 //!
 //! [`csum_and_copy_from_iter`] and [`csum_and_copy_to_iter`] are the same fused copy as steps of
-//! the cursor engine; `examples/udp_tx.rs` puts it together (iovecs → checksum-and-copy →
-//! UDP/IPv4 frames): `cargo run --release --example udp_tx`. [`layout`] holds the transmit frame
+//! the cursor engine; `lab/probes/udp_tx.rs` puts it together (iovecs → checksum-and-copy →
+//! UDP/IPv4 frames): `cargo run --release -p cachecopy-probes --example udp_tx`. [`layout`] holds the transmit frame
 //! layout (header, payload, ring slot) every frame in the project is built to.
 //!
 //! ```

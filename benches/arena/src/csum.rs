@@ -1,7 +1,7 @@
 //! The reference every small-checksum measurement prints beside `net::csum_partial`: the
 //! Internet checksum (RFC 1071) as a kernel without a vector path computes it (Linux's generic
-//! `do_csum` shape, 64-bit). The report's section 8 and `benches/small.rs` both time this one
-//! loop, so their ratios compare the same thing.
+//! `do_csum` shape, 64-bit). The report's small-call checksums and `benches/small.rs` both time
+//! this one loop, so their ratios compare the same thing.
 
 /// The Internet checksum of `data` the way a kernel without a vector path computes it: 8-byte
 /// little-endian words with end-around carry, the tail as a partial word, folded to 32 bits

@@ -77,7 +77,7 @@ impl Shape {
     }
 }
 
-/// The payload offsets every frame sweep measures (`udp_tx`, report section 7d): no header
+/// The payload offsets every frame sweep measures (`udp_tx`, the report's frames at every payload offset): no header
 /// (0), Ethernet (14), Ethernet + IPv4 + UDP (42), Ethernet + IPv4 + TCP (54), a payload on a
 /// line (64), TCP with the timestamp option (66), a payload on the third line (128).
 pub const OFFSETS: [usize; 7] = [0, 14, 42, 54, 64, 66, 128];
@@ -180,7 +180,7 @@ impl Place {
 /// buffer to assemble from four stores, and on the Intel Xeon VM (family 6 model 167) that
 /// loop's time per frame changed severalfold from one run to the next while the wider loops
 /// held steady in the same runs; on the Zen 4 VM it ran slower than the frames it was the
-/// limit of (docs/machines/intel-xeon-f6m167.md, docs/engine.md "The frame's store stream").
+/// limit of (lab/machines/intel-xeon-f6m167.md, lab/findings/engine.md "The frame's store stream").
 ///
 /// # Panics
 /// When `dst` is not 64-byte aligned, or the lengths differ or are not whole lines.

@@ -81,8 +81,8 @@ pub fn cold_footprint(llc: Option<usize>, largest: usize) -> usize {
 /// `x`, opaque to the optimiser as [`black_box`] makes it, but kept in a register: `black_box`
 /// passes its value through a stack slot, and in a loop of small calls that reload can wait on
 /// a store the call just made to a destination byte that matches the slot's address in its low
-/// 12 bits (4K aliasing), which moves with where the stack lands. The report's section 8, the
-/// benches and the probes use this one; docs/small-calls.md ("The way into the table, the
+/// 12 bits (4K aliasing), which moves with where the stack lands. The report's small calls,
+/// the benches and the probes use this one; lab/findings/small-calls.md ("The way into the table, the
 /// aligned loop, and a steadier harness") has what it changed.
 #[inline(always)]
 pub fn opaque(mut x: usize) -> usize {
@@ -247,7 +247,8 @@ impl Arena {
 /// makes a function of its own, so the loop a variant is timed in starts at a function boundary
 /// and does not move when another variant's code changes (inlined into one function, the
 /// report's figures moved from build to build with the copy's own code unchanged:
-/// docs/report.md). The report's section 8 and the probes time their fixed-size calls with it.
+/// lab/report/README.md). The report's small calls and the probes time their fixed-size calls
+/// with it.
 #[inline(never)]
 pub fn each_dest(dsts: &[*mut u8], mut f: impl FnMut(*mut u8)) -> f64 {
     let t = std::time::Instant::now();

@@ -8,7 +8,7 @@
 //!   Apache-2.0, shipped unchanged in `data/fleetbench/` with its notice): sizes, the
 //!   probability that a move's ranges overlap, and the alignment of each address. About 64 % of
 //!   the copies are 16 B or less, 89 % 64 B or less, and three quarters of the bytes move in
-//!   calls of 1 KiB and more (docs/small-calls.md).
+//!   calls of 1 KiB and more (lab/findings/small-calls.md).
 //! - [`Sizes::Uniform`]: every size of a class ([`CLASSES`]: 0-64, 65-256, 257-1024 and
 //!   1025-4096 B) equally likely; the addresses aligned as the fleet's are.
 //!
@@ -345,7 +345,7 @@ impl Sequence {
 /// register. What `f` captures, it holds by value: a function pointer or a byte stays in a
 /// register too, unless `f` reads it through [`per_call`]. Not inlined: each `f` makes a
 /// function of its own, so a variant's loop starts at a function boundary and does not move
-/// when another variant's code changes (docs/small-calls.md, "Calls of changing size").
+/// when another variant's code changes (lab/findings/small-calls.md, "Calls of changing size").
 #[inline(never)]
 pub fn replay<F: FnMut(*mut u8, *const u8, usize)>(base: *mut u8, calls: &[Call], mut f: F) {
     for c in calls {

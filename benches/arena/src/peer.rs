@@ -7,7 +7,7 @@
 //! Where to find it: a path given by the caller (the report's `--libmem PATH`) or the
 //! environment variable [`ENV`]; either a `.so` file or a directory holding
 //! `libaocl-libmem.so` (in it, or in its `lib/` or `src/`, where a CMake build directory keeps
-//! it, or those of its `build/`). docs/small-calls.md says
+//! it, or those of its `build/`). lab/findings/small-calls.md says
 //! how to build it.
 
 use std::ffi::c_void;
@@ -63,7 +63,7 @@ fn library(path: &Path) -> Result<PathBuf, String> {
         }
         return Err(format!(
             "{}: no libaocl-libmem.so in it, its lib/, src/, build/lib/ or build/src/ \
-             (build it first: docs/small-calls.md)",
+             (build it first: lab/findings/small-calls.md)",
             path.display()
         ));
     }
@@ -155,14 +155,57 @@ mod tests {
         assert!(e.contains("no libaocl-libmem.so"), "{e}");
     }
 
+    /// The C math library this process runs with, as the dynamic loader found it: a library
+    /// of the process's own architecture (under QEMU, the emulated one's), where a path of one
+    /// distribution's layout may name another architecture's build. `None` where the C library
+    /// has no separate `libm.so.6` (musl keeps its math in libc itself). The file is returned
+    /// too when the path is one of its open descriptor's (below): keep it open while it is used.
+    fn own_libm() -> Option<(PathBuf, Option<std::fs::File>)> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: a NUL-terminated soname; opening libm runs no constructor of consequence
+        // (glibc's libm has none that touches this process's state). Never closed.
+        let handle =
+            unsafe { libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return None;
+        }
+        // SAFETY: a live handle and a NUL-terminated name.
+        let cos = unsafe { libc::dlsym(handle, c"cos".as_ptr()) };
+        assert!(!cos.is_null(), "libm.so.6 without cos");
+        // SAFETY: `Dl_info` is plain data, all-zero valid; dladdr fills it for an address
+        // inside a loaded object, and `cos` is one.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `dli_fname` is then a NUL-terminated path owned by the loader.
+        let name = unsafe {
+            assert!(libc::dladdr(cos, &mut info) != 0 && !info.dli_fname.is_null());
+            std::ffi::CStr::from_ptr(info.dli_fname)
+        };
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        if path.is_file() {
+            return Some((path, None));
+        }
+        // QEMU's user mode shows the emulated process its libraries through the `-L` prefix,
+        // which `open` honours and `stat` does not, so the loader's path is not a file to
+        // `is_file`: name the same file by an open descriptor, which both see.
+        let file = std::fs::File::open(&path).expect("the loader's path of a loaded library");
+        let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        Some((fd_path, Some(file)))
+    }
+
     #[test]
     fn a_library_without_the_functions_is_refused() {
-        // libm is a shared library with neither function of its own.
-        for p in ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6"] {
-            if Path::new(p).is_file() {
-                let e = libmem(Some(Path::new(p))).unwrap_err();
-                assert!(e.contains("memcpy") || e.contains("glibc's"), "{e}");
-            }
-        }
+        // libm is a shared library with neither function of its own: `dlsym` through its
+        // handle finds glibc's `memcpy` among its dependencies, or nothing.
+        let Some((libm, _open)) = own_libm() else {
+            println!("SKIPPED: this C library has no separate libm.so.6 to try");
+            return;
+        };
+        let e = libmem(Some(&libm)).unwrap_err();
+        assert!(
+            e.contains("memcpy") || e.contains("glibc's"),
+            "{}: {e}",
+            libm.display()
+        );
     }
 }

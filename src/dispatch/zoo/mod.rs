@@ -5,7 +5,7 @@
 //! An x86 record is CPUID leaves, replayed through the real decoding (`super::cpuid`, the one
 //! x86_64 detection runs) by a [`CpuIdReader`] over the leaves, with the OS's XCR0 given by the
 //! record: a raw dump where one was taken (`zoo/*.cpuid`: its non-zero leaves; the dump itself,
-//! verbatim, in `docs/machines/`), else leaves rebuilt from the facts a reference run printed
+//! verbatim, in `lab/machines/`), else leaves rebuilt from the facts a reference run printed
 //! (its section 1) or from a part's public identity ([`encode`]). An aarch64 record holds the
 //! facts the aarch64 rules read (features, caches; `arch/aarch64/cpu.rs` reads them from
 //! system registers and sysfs, which no other host has).
@@ -13,7 +13,7 @@
 //! A rule tuned on one CPU that changes another record's choice fails
 //! `every_record_gets_its_documented_choices` until that record's expectation is changed with
 //! the run that justifies it. Adding a CPU is one record and its expectations
-//! (docs/machines/README.md, "Adding a machine").
+//! (lab/machines/README.md, "Adding a machine").
 
 mod records;
 
@@ -31,7 +31,7 @@ use records::ZOO;
 
 /// One CPU of the zoo.
 pub(super) struct Record {
-    /// Short name, as its file in `docs/machines/` (`intel-xeon-f6m167`).
+    /// Short name, as its file in `lab/machines/` (`intel-xeon-f6m167`).
     pub name: &'static str,
     /// Where its data came from.
     pub origin: Origin,
@@ -387,7 +387,7 @@ fn fields(line: &str) -> Vec<(String, String)> {
 /// under Miri, whose isolation reads no file).
 fn repo() -> Option<std::path::PathBuf> {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    (!cfg!(miri) && root.join("docs/machines").is_dir()).then_some(root)
+    (!cfg!(miri) && root.join("lab/machines").is_dir()).then_some(root)
 }
 
 #[test]

@@ -129,14 +129,14 @@ const fn e(line: &'static str, why: Why) -> Expect {
 
 // ---------------------------------------------------------------- stated rules, quoted once
 
-const ENGINE_DOC: &str = "docs/engine.md";
-const PERF: &str = "docs/performance.md";
+const ENGINE_DOC: &str = "lab/findings/engine.md";
+const PERF: &str = "lab/findings/performance.md";
 const RULES: &str = "src/dispatch/rules.rs";
 
 /// The flush instruction: the first of `clwb`, `clflushopt`, `clflush` (arm64 `dc cvap`, else
 /// `dc cvac`) the CPU has. A design rule; no run compared the instructions.
 const FLUSH_RULE: &[Quote] = &[q(
-    "docs/backends.md",
+    "lab/findings/backends.md",
     "streamed body, then `clwb` (else `clflushopt`, else `clflush`; arm64 `dc cvap`, else `dc cvac`)",
 )];
 
@@ -225,13 +225,13 @@ const NO_STRING: &[Quote] = &[q(
 
 // ---------------------------------------------------------------- the CPUs met
 
-const ZEN3_DOC: &str = "docs/machines/amd-epyc-zen3.md";
-const ZEN4_DOC: &str = "docs/machines/amd-epyc-zen4-f25m17.md";
-const XEON207_DOC: &str = "docs/machines/intel-xeon-f6m207.md";
-const XEON167_DOC: &str = "docs/machines/intel-xeon-f6m167.md";
+const ZEN3_DOC: &str = "lab/machines/amd-epyc-zen3.md";
+const ZEN4_DOC: &str = "lab/machines/amd-epyc-zen4-f25m17.md";
+const XEON207_DOC: &str = "lab/machines/intel-xeon-f6m207.md";
+const XEON167_DOC: &str = "lab/machines/intel-xeon-f6m167.md";
 
 /// The small calls' classes: where each CPU kind's choice is stated, with its runs.
-const SMALL_DOC: &str = "docs/small-calls.md";
+const SMALL_DOC: &str = "lab/findings/small-calls.md";
 /// `small=plain` on an AVX-512 CPU without a run of the masked class.
 const SMALL_UNRUN: &[Quote] = &[q(
     SMALL_DOC,
@@ -308,13 +308,13 @@ const INTEL_UNRUN: &[Expect] = &[
 ];
 
 /// A raw dump's origin, by the record's name: its non-zero leaves in `zoo/<name>.cpuid`, the
-/// dump itself in `docs/machines/<name>-cpuid.txt` (docs/machines/README.md, "Adding a
+/// dump itself in `lab/machines/<name>-cpuid.txt` (lab/machines/README.md, "Adding a
 /// machine").
 macro_rules! raw {
     ($name:literal) => {
         Origin::Raw {
             leaves: include_str!(concat!($name, ".cpuid")),
-            dump: concat!("docs/machines/", $name, "-cpuid.txt"),
+            dump: concat!("lab/machines/", $name, "-cpuid.txt"),
         }
     };
 }
