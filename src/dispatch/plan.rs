@@ -261,15 +261,17 @@ impl Plan {
             if t.fill_rep != usize::MAX {
                 (*k).fill_temporal = table.sized.fill_temporal;
             }
-            ptr::addr_of_mut!((*out).copy_below).write(bounds(t.nt));
-            ptr::addr_of_mut!((*out).fill_below).write(bounds(t.fill_nt));
+            write_bounds(ptr::addr_of_mut!((*out).copy_below), t.nt);
+            write_bounds(ptr::addr_of_mut!((*out).fill_below), t.fill_nt);
             ptr::addr_of_mut!((*out).small_below).write(match t.small {
                 Small::MaskedFills => MASKED_FILL_WINDOWS,
                 Small::AvxPairs => 4096,
                 Small::Plain => 0,
             });
             ptr::addr_of_mut!((*out).small).write(t.small);
-            ptr::addr_of_mut!((*out).tuning).write(Tuning { engine, ..*t });
+            let tuning = ptr::addr_of_mut!((*out).tuning);
+            copy_words(tuning, t);
+            (*tuning).engine = engine;
             ptr::addr_of_mut!((*out).facts).write(facts);
         }
         Ok(())
@@ -594,21 +596,39 @@ cfg_if::cfg_if! {
     }
 }
 
+/// Writes [`bounds`]`(nt)` to `dst` one word at a time with volatile stores, which the compiler
+/// can neither merge into vector stores nor load from a constant with a vector register (what
+/// it does with an array built whole): the first detection runs this, in builds that may use
+/// no vector register (`--cfg cachecopy_integer_only`) too.
+///
+/// # Safety
+/// `dst` valid for writes.
+unsafe fn write_bounds(dst: *mut Bounds, nt: usize) {
+    let b = bounds(nt);
+    let d = dst.cast::<usize>();
+    for (i, &v) in b.iter().enumerate() {
+        // SAFETY: `i < 4`, inside `*dst` (caller).
+        unsafe { d.add(i).write_volatile(core::hint::black_box(v)) };
+    }
+}
+
 /// Copies `*src` to `dst` a word at a time with volatile accesses, which the compiler cannot
 /// turn into a call to `memcpy` (see [`Plan::build_into`]). Padding is copied as the possibly
 /// uninitialised bytes it is (`MaybeUninit` words).
 ///
 /// # Safety
-/// `dst` valid for writes and `src` for reads of a `T`; `T`'s size a multiple of 8 and its
-/// alignment at least 8 (checked at compile time).
+/// `dst` valid for writes and `src` for reads of a `T`; `T`'s size a multiple of a word's and
+/// its alignment at least a word's (checked at compile time).
 unsafe fn copy_words<T>(dst: *mut T, src: *const T) {
-    const { assert!(size_of::<T>() % 8 == 0 && align_of::<T>() >= 8) };
+    const W: usize = size_of::<usize>();
+    const { assert!(size_of::<T>().is_multiple_of(W) && align_of::<T>() >= align_of::<usize>()) };
     let (d, s) = (
-        dst.cast::<MaybeUninit<u64>>(),
-        src.cast::<MaybeUninit<u64>>(),
+        dst.cast::<MaybeUninit<usize>>(),
+        src.cast::<MaybeUninit<usize>>(),
     );
-    for i in 0..size_of::<T>() / 8 {
-        // SAFETY: word `i` lies inside both (`size_of::<T>()` is a multiple of 8), aligned.
+    for i in 0..size_of::<T>() / W {
+        // SAFETY: word `i` lies inside both (`size_of::<T>()` is a multiple of a word's),
+        // aligned.
         unsafe { d.add(i).write_volatile(s.add(i).read_volatile()) };
     }
 }

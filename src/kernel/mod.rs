@@ -640,6 +640,9 @@ pub(crate) unsafe fn copy_temporal<V: Vector, const SIZED: bool>(
     len: usize,
     knobs: &Knobs,
 ) -> *mut u8 {
+    // The knobs are x86_64's only (the string move, the AVX-512 loop).
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = knobs;
     // SAFETY: (whole body) every move is inside `dst..dst + len` and `src..src + len`.
     unsafe {
         // Up to four registers first, so that the ladder splits there before anything else (one
@@ -727,6 +730,9 @@ pub(crate) unsafe fn fill_temporal<V: Vector, const SIZED: bool>(
     len: usize,
     knobs: &Knobs,
 ) {
+    // The knob is x86_64's only (the string store).
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = knobs;
     // SAFETY: (whole body) every store is inside `dst..dst + len`, as argued per branch.
     unsafe {
         // As in `copy_temporal`: the short classes first, the string store for the loop class.
