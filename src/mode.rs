@@ -89,7 +89,7 @@ impl Mode {
     /// streams; `NonTemporal`: `STREAM_MIN`; `Auto`: at least `STREAM_MIN`), so there the answer
     /// is one compare of `len` with a constant, no load: a compare fed by a load cost a constant
     /// `Auto` against `Temporal` in a loop of short calls where the compare with a constant did
-    /// not (lab/findings/small-calls.md, "Auto and a run-time mode, round two"). From
+    /// not (lab/findings/small-calls.md, the later "Auto and a run-time mode" section). From
     /// `STREAM_MIN` up, one load of the mode's bound and one compare, with no match on the
     /// mode, so a mode read at run time costs what a constant one does. A constant `Temporal`
     /// compares nothing (folded at the call site).

@@ -25,7 +25,8 @@
 //! server parts and a quarter or a half of the L3 on AMD, by generation:
 //! `src/dispatch/rules.rs`), and a VM's cache report is a hint. Why the hot destination (the same buffer, copied into again and
 //! again): into a cold destination streaming wins from a few KiB on every machine measured, so
-//! the hot crossover is the one that can make `Auto` lose. The method is the report's section 5,
+//! the hot crossover is the one that can make `Auto` lose. The method is the report's `Auto`
+//! calibration of copies,
 //! and the report prints this measurement's own ratios beside its sweep.
 //!
 //! How it spends its budget. The NT sizes run from the L2 size to twice the last-level cache as

@@ -185,7 +185,7 @@ pub enum WorkingSet {
     /// come round again.
     ColdRing,
     /// The same frames into the same 64 slots (96 KiB) again and again, after an untimed pass:
-    /// a ring that stays in the L2 (section 2's "hot destination").
+    /// a ring that stays in the L2 (the report's "hot destination" of copy bandwidth).
     HotRing,
     /// Calls of 96-256 B into a hot destination: copies and fills at destination offsets 0
     /// and 5 (the smallest sizes the engine's table runs: below 64 B the inline path runs

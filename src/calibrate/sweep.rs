@@ -234,7 +234,7 @@ pub(super) fn nt_guard(pts: &[Point], steady: &[Point], c: usize, rule: usize) -
 /// op, the caches and the memory controller are still in that op's state (lines it streamed
 /// still draining to memory, or lines it cached still dirty), and a single timed run of a few
 /// MiB pays part of that transition: timed once, streaming won rounds near the crossover that
-/// samples of many runs, like the report's section 5, have it lose, which scattered the
+/// samples of many runs, like the report's `Auto` calibration, have it lose, which scattered the
 /// calibrations' answers. 8 MiB is the smallest sample that read every size below the
 /// crossover as a loss on the CPU measured, and twice it ran out of the budget
 /// (lab/findings/performance.md, "Steady-state samples").
@@ -388,7 +388,7 @@ pub(super) fn nt_sweeps(
 /// (about `REP_SAMPLE` bytes), every line of which was first flushed out of the caches, as for
 /// a buffer the program has not touched lately (where the string instruction's saving, no
 /// read-for-ownership of lines it overwrites whole, shows). Hot: the same number of ops into
-/// the first slot again and again, after one untimed (section 2's and 6's hot destination,
+/// the first slot again and again, after one untimed (the hot destination of the report's copy and fill bandwidth,
 /// where the string instruction's start-up shows). The copies' source is hot and 24 bytes off
 /// the destination's line alignment (the string move's weaker case on some AMD parts).
 #[allow(clippy::too_many_arguments)]

@@ -647,7 +647,7 @@ fn a_lower_nt_threshold_needs_a_clear_steady_win() {
 }
 
 /// The Xeon family 6 model 167's fills (rule 4 MiB): the sweep's samples read 4 MiB as a win,
-/// so the answer is the rule; the report's section 5b read streaming at 0.81x there. A
+/// so the answer is the rule; the report's fill calibration read streaming at 0.81x there. A
 /// confirmation needs the steady samples at the rule's size not to lose: where they lose, the
 /// rule is kept but not confirmed (the crossover lies above it, where cold destinations
 /// forbid it).

@@ -194,7 +194,7 @@ impl fmt::Display for Engine {
 
 /// The engines worth comparing on a CPU that runs the backends `runnable`: each vector
 /// register set alone, AVX-512 with either edge store. The word backend is left out: it has
-/// no vector stores and never wins (the report's section 2 measures it).
+/// no vector stores and never wins (the report's copy bandwidth measures it).
 pub(crate) fn candidates(runnable: &[Backend]) -> impl Iterator<Item = Engine> + '_ {
     runnable
         .iter()

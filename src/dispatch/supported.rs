@@ -53,7 +53,7 @@ pub(crate) enum Unsupportable {
 }
 
 impl Engine {
-    /// The engines worth comparing on this CPU (the report's section 7b, `calibrate()`'s
+    /// The engines worth comparing on this CPU (the report's engines on frames, `calibrate()`'s
     /// engine check, `lab/probes/store_probe.rs`): each vector register set it runs alone, AVX-512
     /// with either edge store. The word backend is left out (no vector stores).
     ///

@@ -1,21 +1,24 @@
 //! The CPU zoo: every CPU configuration the project has met, and the parts a rule names that
-//! nobody here measured, as data ([`records::ZOO`]), with tests that run every per-CPU rule for
-//! each record on any host and check each documented choice.
+//! nobody here measured, as data: one record per CPU in `lab/machines/zoo/<name>.record` (and
+//! its CPUID leaves in `<name>.cpuid` where a raw dump was taken), with tests that run every
+//! per-CPU rule for each record on any host and check the plan it chooses, field by field,
+//! against the record's.
 //!
-//! An x86 record is CPUID leaves, replayed through the real decoding (`super::cpuid`, the one
-//! x86_64 detection runs) by a [`CpuIdReader`] over the leaves, with the OS's XCR0 given by the
-//! record: a raw dump where one was taken (`zoo/*.cpuid`: its non-zero leaves; the dump itself,
-//! verbatim, in `lab/machines/`), else leaves rebuilt from the facts a reference run printed
-//! (its section 1) or from a part's public identity ([`encode`]). An aarch64 record holds the
-//! facts the aarch64 rules read (features, caches; `arch/aarch64/cpu.rs` reads them from
-//! system registers and sysfs, which no other host has).
+//! A record says what detection finds on its CPU (an x86 record's CPUID leaves are replayed
+//! through the real decoding, `super::cpuid`, the one x86_64 detection runs, by a [`CpuIdReader`]
+//! over the leaves: the raw dump's where one was taken, else leaves rebuilt from the facts a
+//! run printed, or from a part's public identity, [`encode`]; an aarch64 record holds the facts
+//! the aarch64 rules read), the plan its rules must choose (`plan`, the tuning line), and for
+//! every field of that line the evidence behind the choice (`evidence FIELDS KIND COMMIT PATH
+//! NOTE`): a run on this CPU (`measured`), the place a default no run covers is stated
+//! (`stated`), or a run on this CPU that disagrees with the rule (`disputed`). The tests read the
+//! data, never prose: a path must exist, a commit must be a hash (`.ci/stale-paths` checks that
+//! the repository has it).
 //!
 //! A rule tuned on one CPU that changes another record's choice fails
-//! `every_record_gets_its_documented_choices` until that record's expectation is changed with
-//! the run that justifies it. Adding a CPU is one record and its expectations
-//! (lab/machines/README.md, "Adding a machine").
-
-mod records;
+//! `every_record_gets_its_plan` until that record's plan is changed with the run that justifies
+//! it; a choice without evidence fails `every_choice_has_its_evidence`. Adding a CPU is one
+//! record file and one line of [`FILES`] (lab/machines/README.md, "Adding a machine").
 
 use std::rc::Rc;
 use std::string::{String, ToString};
@@ -27,31 +30,63 @@ use raw_cpuid::{CpuIdReader, CpuIdResult};
 use crate::cpu::cpuid::{self, Os};
 use crate::cpu::{Caches, Cpu, Features, Text};
 use crate::dispatch::engine::Backend;
-use records::ZOO;
 
-/// One CPU of the zoo.
+/// Every record, by name, and its text (`include_str!`, so the tests run the same with and
+/// without a checkout, under Miri too); and the leaves of those with a raw dump.
+macro_rules! zoo {
+    (records: [$($name:literal),* $(,)?], raw: [$($raw:literal),* $(,)?] $(,)?) => {
+        /// Every record's name and text.
+        static FILES: &[(&str, &str)] = &[$(
+            ($name, include_str!(concat!("../../../lab/machines/zoo/", $name, ".record"))),
+        )*];
+        /// The non-zero CPUID leaves of the records with a raw dump, by name.
+        static RAW: &[(&str, &str)] = &[$(
+            ($raw, include_str!(concat!("../../../lab/machines/zoo/", $raw, ".cpuid"))),
+        )*];
+    };
+}
+
+zoo! {
+    records: [
+        "amd-epyc-zen2-f23m49",
+        "amd-epyc-zen3-f25m1",
+        "amd-epyc-zen4-f25m17-avx512",
+        "amd-epyc-zen4-f25m17-noavx512",
+        "intel-xeon-f6m207",
+        "intel-xeon-f6m167",
+        "amd-epyc-zen5-f26m2",
+        "amd-epyc-milan-x-f25m1",
+        "amd-epyc-genoa-x-f25m17",
+        "intel-xeon-granite-rapids-f6m173",
+        "intel-xeon-sapphire-rapids-f6m143",
+        "arm-neoverse-n1",
+    ],
+    raw: ["amd-epyc-zen2-f23m49", "amd-epyc-zen4-f25m17-avx512", "intel-xeon-f6m167"],
+}
+
+/// One CPU of the zoo, read from its record file.
 pub(super) struct Record {
-    /// Short name, as its file in `lab/machines/` (`intel-xeon-f6m167`).
+    /// Short name, as its file (`intel-xeon-f6m167`).
     pub name: &'static str,
     /// Where its data came from.
     pub origin: Origin,
+    /// The machine records of its runs (`seen`), which must exist.
+    pub seen: Vec<&'static str>,
+    /// The JSON of the last report run on it (`last`), for `cachecopy compare`.
+    pub last: Option<&'static str>,
     /// What detection finds on it.
     pub facts: Facts,
-    /// Where a run printed those facts (section 1 of a report): each quote must be in its file.
-    pub seen: &'static [Quote],
-    /// What the rules decide for it, field by field of the tuning line, each with its evidence.
-    pub expect: &'static [Expect],
+    /// The plan its rules must choose: the tuning line.
+    pub plan: &'static str,
+    /// The evidence of each choice.
+    pub evidence: Vec<Evidence>,
 }
 
 /// Where a record's data came from.
 pub(super) enum Origin {
-    /// A raw CPUID dump: its non-zero leaves (`leaves`, the text of `zoo/*.cpuid`) and the dump
-    /// as taken (`dump`, in the repository).
-    Raw {
-        leaves: &'static str,
-        dump: &'static str,
-    },
-    /// Leaves rebuilt from the facts a reference run printed (`Record::seen`).
+    /// A raw CPUID dump: its non-zero leaves (the text of `<name>.cpuid`).
+    Raw { leaves: &'static str },
+    /// Leaves rebuilt from the facts its runs printed (`seen`).
     Reconstructed,
     /// A part nobody here measured, from its public identity (`sources`: what says so).
     Public { sources: &'static str },
@@ -71,15 +106,14 @@ pub(super) enum Arch {
     Arm { midr: u64 },
 }
 
-/// What detection finds on a record's CPU, in the report's terms (section 1). The records build
-/// it through `records.rs`'s constructors (`x86` or `arm`, then `Facts::caches`).
+/// What detection finds on a record's CPU, in the report's terms (the machine's first lines).
 pub(super) struct Facts {
     pub arch: Arch,
     /// The vendor string (`GenuineIntel`, `AuthenticAMD`; arm64: the implementer's name).
     pub vendor: &'static str,
     /// The brand string.
     pub brand: &'static str,
-    /// The features, as section 1's `features` line lists them.
+    /// The features, as the report lists them.
     pub features: &'static str,
     /// The caches, as detection reports them (`l3_inclusive`: the "inclusive" bit of the L3's
     /// CPUID cache leaf, 4 or 0x8000001D; `source`: where detection took the figures).
@@ -89,37 +123,172 @@ pub(super) struct Facts {
     pub legacy_l3: Option<usize>,
 }
 
-/// Text that must be found in a file of the repository (or of `../shared`, beside it in CI),
-/// blanks and line breaks compared as one space.
-#[derive(Clone, Copy)]
-pub(super) struct Quote {
-    pub file: &'static str,
-    pub text: &'static str,
-}
-
-/// Fields of the tuning line (`nt=16M,fill_nt=16M`) and why the rules decide them so.
-pub(super) struct Expect {
-    pub line: &'static str,
-    pub why: Why,
-}
-
-/// The evidence behind an expectation.
-pub(super) enum Why {
+/// Why a field of a record's plan is what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
     /// A run on this CPU measured the choice.
-    Measured(&'static [Quote]),
-    /// No run on this CPU measured it: the rule's stated default, quoted where it is stated.
-    Stated(&'static [Quote]),
+    Measured,
+    /// No run on this CPU measured it: the rule's stated default.
+    Stated,
     /// A run on this CPU disagrees with the rule's choice: kept as the rule decides it today,
     /// with the run, until the rule or this record changes.
-    Disputed(&'static [Quote]),
+    Disputed,
 }
 
-impl Why {
-    fn quotes(&self) -> &'static [Quote] {
-        match self {
-            Why::Measured(q) | Why::Stated(q) | Why::Disputed(q) => q,
-        }
+/// One `evidence` line: the fields it covers, its kind, the commit measured (`None` for a stated
+/// rule), the file that holds the run or the rule, and a note.
+pub(super) struct Evidence {
+    pub fields: Vec<&'static str>,
+    pub kind: Kind,
+    pub commit: Option<&'static str>,
+    pub path: &'static str,
+    pub note: &'static str,
+}
+
+/// A size as the records write it: digits with an optional `K`, `M` or `G`.
+fn size(v: &str) -> usize {
+    crate::dispatch::tune::parse_size(v.as_bytes()).unwrap_or_else(|| panic!("a size: {v:?}"))
+}
+
+/// The `key=value` pairs of a line's words.
+fn pairs(words: &'static str) -> impl Iterator<Item = (&'static str, &'static str)> {
+    words.split_whitespace().map(|w| {
+        w.split_once('=')
+            .unwrap_or_else(|| panic!("key=value: {w:?}"))
+    })
+}
+
+/// A number in decimal or, with `0x`, hexadecimal.
+fn number(v: &str) -> u64 {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => v.parse(),
     }
+    .unwrap_or_else(|_| panic!("a number: {v:?}"))
+}
+
+/// Reads one record file.
+fn read(name: &'static str, text: &'static str) -> Record {
+    let mut get: std::collections::BTreeMap<&str, Vec<&'static str>> = Default::default();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        get.entry(key).or_default().push(value.trim());
+    }
+    let one = |k: &str| -> &'static str {
+        match get.get(k).map(Vec::as_slice) {
+            Some([v]) => v,
+            other => panic!("{name}: one `{k}` line expected, found {other:?}"),
+        }
+    };
+    let opt = |k: &str| get.get(k).and_then(|v| v.first().copied());
+    assert_eq!(one("name"), name, "the record's name is its file's");
+    let origin = match one("origin").split_once(' ') {
+        Some(("raw", file)) => {
+            assert_eq!(
+                file,
+                format!("{name}.cpuid"),
+                "{name}: a raw origin names its leaves"
+            );
+            let leaves = RAW
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("{name}: its leaves are not in `zoo!`'s raw list"))
+                .1;
+            Origin::Raw { leaves }
+        }
+        Some(("public", sources)) => Origin::Public { sources },
+        _ if one("origin") == "reconstructed" => Origin::Reconstructed,
+        o => panic!("{name}: origin {o:?}"),
+    };
+    let mut arch_words = one("arch").splitn(2, ' ');
+    let kind = arch_words.next().unwrap();
+    let mut a: std::collections::BTreeMap<&str, &str> =
+        pairs(arch_words.next().unwrap_or("")).collect();
+    let arch = match kind {
+        "x86" => Arch::X86 {
+            family: number(a.remove("family").expect("family")) as u8,
+            model: number(a.remove("model").expect("model")) as u8,
+            stepping: a.remove("stepping").map(|s| number(s) as u8),
+            xcr0: number(a.remove("xcr0").expect("xcr0")),
+        },
+        "arm" => Arch::Arm {
+            midr: number(a.remove("midr").expect("midr")),
+        },
+        k => panic!("{name}: arch {k:?}"),
+    };
+    let zero_block = a.remove("zero_block").map(|z| number(z) as usize);
+    assert!(a.is_empty(), "{name}: unknown arch words {a:?}");
+    // `caches line=64 l1d=32K ... source=cpuid 0x8000001d`: the source is the rest of the line.
+    let (sizes, source) = one("caches")
+        .split_once(" source=")
+        .unwrap_or_else(|| panic!("{name}: caches without a source"));
+    let mut c: std::collections::BTreeMap<&str, &str> = pairs(sizes).collect();
+    let caches = Caches {
+        line: c.remove("line").map_or(64, |v| number(v) as usize),
+        l1d: c.remove("l1d").map(size),
+        l2: c.remove("l2").map(size),
+        l3: c.remove("l3").map(size),
+        l3_shared_by: c.remove("shared").map(|v| number(v) as usize),
+        l3_inclusive: c.remove("inclusive").map(|v| v == "yes"),
+        zero_block,
+        source,
+    };
+    assert!(c.is_empty(), "{name}: unknown cache words {c:?}");
+    let facts = Facts {
+        arch,
+        vendor: one("vendor"),
+        brand: one("brand"),
+        features: one("features"),
+        caches,
+        legacy_l3: opt("legacy_l3").map(size),
+    };
+    let evidence = get
+        .get("evidence")
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .map(|line| {
+            let mut w = line.splitn(5, ' ');
+            let mut next = |what: &str| {
+                w.next()
+                    .unwrap_or_else(|| panic!("{name}: evidence without {what}: {line:?}"))
+            };
+            let fields = next("fields").split(',').collect();
+            let kind = match next("a kind") {
+                "measured" => Kind::Measured,
+                "stated" => Kind::Stated,
+                "disputed" => Kind::Disputed,
+                k => panic!("{name}: evidence kind {k:?}"),
+            };
+            let commit = Some(next("a commit")).filter(|c| *c != "-");
+            let path = next("a path");
+            let note = w.next().unwrap_or("").trim();
+            Evidence {
+                fields,
+                kind,
+                commit,
+                path,
+                note,
+            }
+        })
+        .collect();
+    Record {
+        name,
+        origin,
+        seen: get.get("seen").cloned().unwrap_or_default(),
+        last: opt("last"),
+        facts,
+        plan: one("plan"),
+        evidence,
+    }
+}
+
+/// Every record, read once per test.
+fn all() -> Vec<Record> {
+    FILES.iter().map(|&(n, t)| read(n, t)).collect()
 }
 
 // ---------------------------------------------------------------- features by name
@@ -127,7 +296,7 @@ impl Why {
 /// A feature's flag in [`Features`].
 type Flag = fn(&mut Features) -> &mut bool;
 
-/// Every feature, by the name section 1 prints, in its order.
+/// Every feature, by the name the report prints, in its order.
 const FEATURES: [(&str, Flag); 11] = [
     ("sse2", |f| &mut f.sse2),
     ("avx2", |f| &mut f.avx2),
@@ -155,7 +324,7 @@ fn features(names: &str) -> Features {
     f
 }
 
-/// `f`'s features by name, as section 1 lists them.
+/// `f`'s features by name, as the report lists them.
 fn names(f: Features) -> String {
     let mut f = f;
     FEATURES
@@ -314,7 +483,7 @@ fn encode(facts: &Facts) -> Vec<Leaf> {
 /// The leaves of an x86 record: its dump's, or rebuilt from its facts.
 fn leaves(r: &Record) -> Vec<Leaf> {
     match r.origin {
-        Origin::Raw { leaves, .. } => parse(leaves),
+        Origin::Raw { leaves } => parse(leaves),
         Origin::Reconstructed | Origin::Public { .. } => encode(&r.facts),
     }
 }
@@ -366,10 +535,13 @@ fn widest(cpu: &Cpu) -> Backend {
 /// plain data, in which Miri finds nothing the native run does not, at seconds of
 /// interpretation per record and test; one record keeps its paths running there, and the tests
 /// that repeat them for every record are left to the native run.
-fn records() -> impl Iterator<Item = &'static Record> {
-    ZOO.iter()
-        .filter(|r| matches!(r.origin, Origin::Raw { .. }) || !cfg!(miri))
-        .take(if cfg!(miri) { 1 } else { ZOO.len() })
+fn records() -> Vec<Record> {
+    let mut v = all();
+    if cfg!(miri) {
+        v.retain(|r| matches!(r.origin, Origin::Raw { .. }));
+        v.truncate(1);
+    }
+    v
 }
 
 /// `name=value` pairs of a tuning line.
@@ -392,27 +564,21 @@ fn repo() -> Option<std::path::PathBuf> {
 
 #[test]
 fn names_are_unique_and_each_origin_is_filled() {
-    for (i, r) in ZOO.iter().enumerate() {
+    let zoo = all();
+    for (i, r) in zoo.iter().enumerate() {
         assert!(
-            ZOO[..i].iter().all(|o| o.name != r.name),
+            zoo[..i].iter().all(|o| o.name != r.name),
             "{}: twice",
             r.name
         );
-        match (&r.origin, &r.facts.arch) {
-            (Origin::Raw { .. } | Origin::Reconstructed, _) => {
+        match &r.origin {
+            Origin::Raw { .. } | Origin::Reconstructed => {
                 assert!(!r.seen.is_empty(), "{}: no run printed its facts", r.name);
-                // The features as a run printed them, in a quote of that run.
-                assert!(
-                    r.seen
-                        .iter()
-                        .any(|q| q.text.ends_with(r.facts.features)
-                            && q.text.starts_with("features")),
-                    "{}: no `features` line of a run lists {:?}",
-                    r.name,
-                    r.facts.features
-                );
             }
-            (Origin::Public { sources }, _) => assert!(!sources.is_empty(), "{}", r.name),
+            Origin::Public { sources } => {
+                assert!(!sources.is_empty(), "{}", r.name);
+                assert!(r.seen.is_empty(), "{}: a public part has no run", r.name);
+            }
         }
         if let Origin::Raw { .. } = r.origin {
             assert!(matches!(r.facts.arch, Arch::X86 { .. }), "{}", r.name);
@@ -425,7 +591,7 @@ fn names_are_unique_and_each_origin_is_filled() {
 /// `encodes_like_the_raw_dumps`).
 #[test]
 fn every_record_decodes_to_its_facts() {
-    for r in records() {
+    for r in &records() {
         let cpu = detect(r);
         let f = &r.facts;
         let n = r.name;
@@ -479,7 +645,10 @@ fn every_record_decodes_to_its_facts() {
 )]
 fn encodes_like_the_raw_dumps() {
     let mut raw = 0;
-    for r in records().filter(|r| matches!(r.origin, Origin::Raw { .. })) {
+    for r in records()
+        .iter()
+        .filter(|r| matches!(r.origin, Origin::Raw { .. }))
+    {
         let Arch::X86 { xcr0, .. } = r.facts.arch else {
             unreachable!()
         };
@@ -490,71 +659,122 @@ fn encodes_like_the_raw_dumps() {
     assert!(raw >= 2, "the zoo lost its raw dumps");
 }
 
-/// The rules for every record, field by field against its expectations; a field without one
-/// (a new tunable) fails too. The engine's reason says "no run here backs it" only where the
-/// record's engine expectation says so.
+/// The rules for every record, field by field against its plan; a field the record's line does
+/// not name (a new tunable) fails too. The engine's reason says "no run here backs it" only
+/// where the record's engine evidence is stated.
 #[test]
-fn every_record_gets_its_documented_choices() {
+fn every_record_gets_its_plan() {
     let mut wrong = vec![];
-    for r in records() {
+    for r in &records() {
         let cpu = detect(r);
         let widest = widest(&cpu);
         let tuning = crate::dispatch::rules::rule(&cpu, widest);
         let (_, reason) = crate::dispatch::rules::engine_rule(&cpu, widest);
         let got = fields(&tuning.to_string());
-        let mut want: Vec<(String, String, &Expect)> = vec![];
-        for e in r.expect {
-            for (n, v) in fields(e.line) {
-                assert!(
-                    want.iter().all(|(m, ..)| *m != n),
-                    "{}: two expectations for {n}",
-                    r.name
-                );
-                want.push((n, v, e));
-            }
-        }
+        let want = fields(r.plan);
         for (n, v) in &got {
-            match want.iter().find(|(m, ..)| m == n) {
+            match want.iter().find(|(m, _)| m == n) {
                 None => wrong.push(format!(
-                    "{}: the rules decide {n}={v}, and the record has no expectation for {n}",
+                    "{}: the rules decide {n}={v}, and the record's plan has no {n}",
                     r.name
                 )),
-                Some((_, w, e)) if w != v => wrong.push(format!(
-                    "{}: the rules decide {n}={v}, the record expects {n}={w} ({}: {})",
-                    r.name,
-                    match e.why {
-                        Why::Measured(_) => "measured",
-                        Why::Stated(_) => "the stated default",
-                        Why::Disputed(_) => "disputed",
-                    },
-                    e.why.quotes().first().map_or("", |q| q.file)
+                Some((_, w)) if w != v => wrong.push(format!(
+                    "{}: the rules decide {n}={v}, the record's plan says {n}={w}",
+                    r.name
                 )),
                 Some(_) => {}
             }
         }
-        for (n, ..) in &want {
+        for (n, _) in &want {
             assert!(
                 got.iter().any(|(m, _)| m == n),
-                "{}: an expectation for {n}, which the tuning line does not have",
+                "{}: the record's plan names {n}, which the tuning line does not have",
                 r.name
             );
         }
-        let (_, _, engine) = want
-            .iter()
-            .find(|(n, ..)| n == "temporal")
-            .expect("an engine expectation");
+        let engine = evidence_of(r, "temporal").expect("engine evidence");
         assert!(
-            !(reason.contains("no run here backs it") && matches!(engine.why, Why::Measured(_))),
+            !(reason.contains("no run here backs it") && engine.kind == Kind::Measured),
             "{}: the rule says no run backs its engine ({reason}), the record says measured",
             r.name
         );
     }
     assert!(
         wrong.is_empty(),
-        "a rule changed the choice of recorded CPUs: change the rule, or each record's \
-         expectation (src/dispatch/zoo/records.rs) with the run that justifies it:\n{}",
+        "a rule changed the choice of recorded CPUs: change the rule, or the record's plan \
+         (lab/machines/zoo/) with the run that justifies it:\n{}",
         wrong.join("\n")
     );
+}
+
+/// The evidence line of `field` in record `r`.
+fn evidence_of<'a>(r: &'a Record, field: &str) -> Option<&'a Evidence> {
+    r.evidence.iter().find(|e| e.fields.contains(&field))
+}
+
+/// Every field of every record's plan has exactly one evidence line, of a known kind, with a
+/// commit where it was measured (or disputed by a run), and no evidence names a field the plan
+/// does not have.
+#[test]
+fn every_choice_has_its_evidence() {
+    for r in &all() {
+        let plan = fields(r.plan);
+        for (n, _) in &plan {
+            let lines: Vec<_> = r
+                .evidence
+                .iter()
+                .filter(|e| e.fields.contains(&n.as_str()))
+                .collect();
+            assert_eq!(
+                lines.len(),
+                1,
+                "{}: {n}: one evidence line expected",
+                r.name
+            );
+            let e = lines[0];
+            match (e.kind, e.commit) {
+                (Kind::Measured | Kind::Disputed, None) => {
+                    panic!("{}: {n}: a run without its commit", r.name)
+                }
+                (_, Some(c)) => assert!(
+                    (7..=40).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "{}: {n}: commit {c:?}",
+                    r.name
+                ),
+                _ => {}
+            }
+            if e.kind != Kind::Stated {
+                assert!(
+                    e.path.starts_with("lab/"),
+                    "{}: {n}: a run's evidence is in the lab, not {}",
+                    r.name,
+                    e.path
+                );
+            }
+            assert!(
+                !e.note.is_empty(),
+                "{}: {n}: evidence without a note",
+                r.name
+            );
+        }
+        for e in &r.evidence {
+            for f in &e.fields {
+                assert!(
+                    plan.iter().any(|(n, _)| n == f),
+                    "{}: evidence for {f}, which the plan does not name",
+                    r.name
+                );
+            }
+        }
+        // A CPU measured here has its runs; a part no run covers has only stated choices.
+        if let Origin::Public { .. } = r.origin {
+            assert!(
+                r.evidence.iter().all(|e| e.kind == Kind::Stated),
+                "{}: a public part with a run",
+                r.name
+            );
+        }
+    }
 }
 
 /// The legacy leaf 0x80000006 (the 256-320 MiB "L3" these VMs report, which glibc reads) never
@@ -565,7 +785,7 @@ fn every_record_gets_its_documented_choices() {
     ignore = "the decoding and the rules of every record again: records() says why"
 )]
 fn the_rules_never_read_the_legacy_leaf() {
-    for r in records() {
+    for r in &records() {
         let Arch::X86 { xcr0, .. } = r.facts.arch else {
             continue;
         };
@@ -597,7 +817,7 @@ fn the_rules_never_read_the_legacy_leaf() {
     ignore = "the decoding and the rules of every record again: records() says why"
 )]
 fn word_builds_decide_by_the_word_backend() {
-    for r in records() {
+    for r in &records() {
         let cpu = detect(r);
         let t = crate::dispatch::rules::rule(&cpu, Backend::Generic);
         assert_eq!(
@@ -615,39 +835,26 @@ fn word_builds_decide_by_the_word_backend() {
     }
 }
 
-/// Every quote is where it says (in a checkout; a quote from `../shared` where that directory
-/// is beside it, as in CI), and every raw record's leaves are its dump's non-zero leaves.
+/// Every path a record names exists (in a checkout), and every raw record's leaves are its
+/// dump's non-zero leaves.
 #[test]
-fn evidence_is_where_it_says() {
+fn every_path_exists_and_the_leaves_are_the_dumps() {
     let Some(root) = repo() else {
-        std::println!("no checkout here (a published crate, or Miri): the quotes are not checked");
+        std::println!("no checkout here (a published crate, or Miri): the paths are not checked");
         return;
     };
-    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut checked = 0;
-    for r in records() {
-        let quotes = r
+    for r in &all() {
+        let paths = r
             .seen
             .iter()
-            .chain(r.expect.iter().flat_map(|e| e.why.quotes()));
-        for q in quotes {
-            let path = root.join(q.file);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(_) if q.file.starts_with("../shared/") => continue,
-                Err(e) => panic!("{}: {}: {e}", r.name, q.file),
-            };
-            assert!(
-                squash(&text).contains(&squash(q.text)),
-                "{}: {} does not say {:?}",
-                r.name,
-                q.file,
-                q.text
-            );
-            checked += 1;
+            .chain(&r.last)
+            .chain(r.evidence.iter().map(|e| &e.path));
+        for p in paths {
+            assert!(root.join(p).exists(), "{}: {p} does not exist", r.name);
         }
-        if let Origin::Raw { leaves, dump } = r.origin {
-            let dump = std::fs::read_to_string(root.join(dump))
+        if let Origin::Raw { leaves } = r.origin {
+            let dump = format!("lab/machines/{}-cpuid.txt", r.name);
+            let dump = std::fs::read_to_string(root.join(&dump))
                 .unwrap_or_else(|e| panic!("{}: {dump}: {e}", r.name));
             let nonzero: Vec<Leaf> = parse(&dump)
                 .into_iter()
@@ -656,7 +863,6 @@ fn evidence_is_where_it_says() {
             assert_eq!(parse(leaves), nonzero, "{}: leaves and dump differ", r.name);
         }
     }
-    assert!(checked > 0);
 }
 
 /// The CPU at hand through the decoding the records take (XCR0 read here) against detection
