@@ -416,7 +416,8 @@ fn the_sign_test_judges_each_working_set() {
 
 #[test]
 fn a_candidate_slower_on_one_working_set_is_not_taken() {
-    // The Intel Xeon's case (its report's sections 7b and 7c; lab/findings/engine.md):
+    // The Intel Xeon's case (its report's engines on frames and engine check;
+    // lab/findings/engine.md):
     // SSE2 faster than the rule on flushed slots in most rounds, but slower on a ring the
     // caches hold and on calls of 96 B-1 KiB.
     let avx512 = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Overlap);
