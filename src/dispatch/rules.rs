@@ -170,9 +170,13 @@ pub(crate) fn masked_small(cpu: &Cpu) -> bool {
 ///   fills of 0-64 B of changing size at half glibc's speed there, the masked store at twice
 ///   it, and at fixed sizes as fast as the plain classes or faster. Zen 3, the other family-25
 ///   part, has no AVX-512 and so never gets here.
+/// - **AMD family 23 model 49 (Zen 2; run: lab/findings/plan.md, "Zen 2: avx-pairs")**:
+///   [`Small::Plain`], measured: the AVX pairs ([`Small::AvxPairs`]) lost to the plain classes
+///   on every fill of 33-64 B, fixed and changing sizes.
 /// - **Every other CPU**: [`Small::Plain`]. The other AVX-512 CPUs met (Intel model 207) and
-///   the parts nobody measured (Zen 5) have no run of the masked class.
-///   `CACHECOPY_TUNE=small=masked-fills` tries it on any CPU that runs it.
+///   the parts nobody measured (Zen 5) have no run of the masked class, and no CPU but Zen 2
+///   has a run of the AVX pairs. `CACHECOPY_TUNE=small=masked-fills` or `small=avx-pairs` tries
+///   a variant on any CPU that runs it.
 fn default_small(cpu: &Cpu) -> Small {
     let measured = matches!(Model::of(cpu), Model::IntelF6M167 | Model::Family25Avx512);
     if masked_small(cpu) && measured {
@@ -198,6 +202,13 @@ fn default_small(cpu: &Cpu) -> Small {
 ///   - L2 below 1 MiB (Zen 3 and earlier): `L3 / 4`;
 ///   - L2 of 1 MiB and more (Zen 4 and Zen 5): `L3 / 2`.
 ///
+///
+///   One CPU of the first kind has a variant of its own:
+///   - **AMD family 23 model 49 (Zen 2, Rome; runs: lab/machines/amd-epyc-zen2-f23m49.md)**:
+///     copies from `L3 / 2`, fills from the whole L3. Into a hot destination streaming copies
+///     lost at 4 MiB (0.60x) and won from 8 MiB in every run; streaming fills lost up to 8 MiB
+///     (0.40x) and came level at 16 MiB, where the 4 MiB rule cost hot fills 2.5x.
+///
 ///   Parts with a stacked L3 (Milan-X, Genoa-X) were not measured; there `calibrate()` decides
 ///   (lab/findings/performance.md, "Calibration"). The cache figures come from CPUID leaf 4 or
 ///   0x8000001D, never the legacy 0x80000006, which glibc reads and which overstates the L3 on
@@ -211,6 +222,10 @@ fn default_thresholds(cpu: &Cpu) -> (usize, usize) {
     let l3 = c.l3.filter(|&l3| l3 >= c.l2.unwrap_or(0));
     if let (true, Some(false), Some(l2)) = (Model::of(cpu).intel(), c.l3_inclusive, c.l2) {
         return (l2.max(FLOOR), (2 * l2).max(FLOOR));
+    }
+    if let (Model::Zen2Rome, Some(l3)) = (Model::of(cpu), l3) {
+        let copy = (l3 / 2).max(2 * c.l2.unwrap_or(0)).max(FLOOR);
+        return (copy, l3.max(copy));
     }
     let copy = match (c.l2, l3) {
         (Some(l2), Some(l3)) if l2 >= 1 << 20 => (l3 / 2).max(2 * l2),

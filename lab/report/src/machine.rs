@@ -179,18 +179,25 @@ fn threshold_source(cpu: &Cpu, value: usize) -> String {
             );
         }
     }
+    // The rule's fraction of the L3 differs by core generation (and for Zen 2 by model): name
+    // the one that gave this value rather than re-deriving the rule here.
     match (c.l2, c.l3) {
-        (Some(l2), Some(l3)) if l2 >= 1 << 20 => format!(
-            "L3 / 2 = {} / 2 (L2 of 1 MiB or more, as on Zen 4; at least 2 x L2), caches from {}",
+        (_, Some(l3)) if value == l3 / 2 => format!(
+            "L3 / 2 = {} / 2 (the rule for this CPU's generation or model), caches from {}",
             size(l3),
             c.source
         ),
-        (_, Some(l3)) => format!(
-            "L3 / 4 = {} / 4 (at least 2 x L2 and 1 MiB), caches from {}",
+        (_, Some(l3)) if value == l3 / 4 => format!(
+            "L3 / 4 = {} / 4 (the rule for this CPU's generation), caches from {}",
             size(l3),
             c.source
         ),
-        (Some(l2), None) => format!("2 x L2 = 2 x {} (at least 1 MiB)", size(l2)),
+        (Some(l2), _) if value == 2 * l2 => format!("2 x L2 = 2 x {} (at least 1 MiB)", size(l2)),
+        (_, Some(_)) => format!(
+            "{} (the floor of 1 MiB), caches from {}",
+            size(value),
+            c.source
+        ),
         _ => "no cache figures: 4 MiB fallback".into(),
     }
 }
