@@ -26,7 +26,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use super::engine::{Backend, Edges, Engine};
 use super::supported::{Unsupportable, Unsupported};
 use super::table::{self, Kernels, BACKENDS, NAMES, POSITION};
-use super::tune::{Runs, Small, Tuning};
+use super::tune::{FrameBuild, Runs, Small, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::{Knobs, STREAM_MIN};
 
@@ -466,6 +466,7 @@ const NOTHING: Tuning = Tuning {
     small: Small::Plain,
     pages: 1,
     wide_copy: usize::MAX,
+    frame: FrameBuild::Plain,
 };
 
 /// The plan in force before the first detection: the portable backend's table, except that the

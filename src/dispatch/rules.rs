@@ -4,7 +4,7 @@
 
 use super::engine::{Backend, Edges, Engine};
 use super::table;
-use super::tune::{Small, Tuning};
+use super::tune::{FrameBuild, Small, Tuning};
 use crate::cpu::Cpu;
 
 /// The CPUs a rule tells apart by identity: every one a run here measured, named once, here.
@@ -104,7 +104,17 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         small: default_small(cpu),
         pages: default_pages(cpu),
         wide_copy: default_wide_copy(cpu, widest),
+        frame: default_frame(cpu),
     }
+}
+
+/// In which order a transmit frame's header lines are fetched, by CPU, each rule as wide as
+/// its runs:
+///
+/// - **Every CPU**: [`FrameBuild::Plain`], the header's lines first to last. No CPU has a run
+///   of the other order. `CACHECOPY_TUNE=frame=header-down` tries it on any CPU.
+fn default_frame(_cpu: &Cpu) -> FrameBuild {
+    FrameBuild::Plain
 }
 
 /// From how many bytes `Temporal` copies on a 256-bit backend run their loop on AVX-512

@@ -20,6 +20,7 @@ use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
 pub(crate) use crate::kernel::small::Small;
+pub(crate) use crate::net::iter::FrameBuild;
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -102,6 +103,9 @@ pub struct Tuning {
     /// `usize::MAX`: never, the only value on a CPU without AVX-512 F and BW). The engine stays
     /// what it is for every other size and job.
     pub wide_copy: usize,
+    /// In which order a transmit frame's header lines are fetched before its payload streams
+    /// (`frame=plain` or `header-down`).
+    pub frame: FrameBuild,
 }
 
 /// What one field's value is, and how it is read and written.
@@ -121,6 +125,8 @@ pub(crate) enum Kind {
     Pages,
     /// A size, or `never`; a size only where this CPU runs AVX-512.
     Wide,
+    /// `plain` or `header-down`.
+    Frame,
 }
 
 /// One field's value.
@@ -131,6 +137,7 @@ pub(crate) enum Value {
     Edges(Edges),
     Flush(FlushOp),
     Small(Small),
+    Frame(FrameBuild),
 }
 
 impl fmt::Display for Value {
@@ -141,6 +148,7 @@ impl fmt::Display for Value {
             Value::Edges(e) => f.write_str(e.name()),
             Value::Flush(op) => f.write_str(op.name()),
             Value::Small(s) => f.write_str(s.name()),
+            Value::Frame(b) => f.write_str(b.name()),
         }
     }
 }
@@ -200,6 +208,7 @@ impl Kind {
             Kind::Wide => parse_size(v)
                 .filter(|&n| n == usize::MAX || runs.avx512())
                 .map(Value::Size),
+            Kind::Frame => name.and_then(FrameBuild::from_name).map(Value::Frame),
         }
     }
 }
@@ -248,6 +257,7 @@ impl fmt::Display for Expected<'_> {
                 f.write_str("a size (digits with K, M or G, or never)")
             }
             Kind::Wide => f.write_str("never (this CPU does not run AVX-512)"),
+            Kind::Frame => f.write_str("plain or header-down"),
         }
     }
 }
@@ -306,7 +316,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 12] = [
+pub(crate) static FIELDS: [Field; 13] = [
     size!("nt", nt),
     size!("fill_nt", fill_nt),
     size!("rep_movsb", rep_movsb),
@@ -356,6 +366,16 @@ pub(crate) static FIELDS: [Field; 12] = [
         kind: Kind::Wide,
         set: |t, v| t.wide_copy = v.size(),
         get: Some(|t| Value::Size(t.wide_copy)),
+    },
+    Field {
+        name: "frame",
+        kind: Kind::Frame,
+        set: |t, v| {
+            if let Value::Frame(b) = v {
+                t.frame = b;
+            }
+        },
+        get: Some(|t| Value::Frame(t.frame)),
     },
 ];
 
