@@ -109,12 +109,20 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
 }
 
 /// In which order a transmit frame's header lines are fetched, by CPU, each rule as wide as
-/// its runs:
+/// its runs (lab/findings/checksums.md, "Zen 2: where the frame's time goes"):
 ///
-/// - **Every CPU**: [`FrameBuild::Plain`], the header's lines first to last. No CPU has a run
-///   of the other order. `CACHECOPY_TUNE=frame=header-down` tries it on any CPU.
-fn default_frame(_cpu: &Cpu) -> FrameBuild {
-    FrameBuild::Plain
+/// - **AMD family 23 model 49 (Zen 2)**: [`FrameBuild::HeaderDown`], measured: with a header
+///   of two lines fetched first to last, the frames whose 42-byte header crosses a line (the
+///   payload 65 to 105 bytes past one, 66 among them) ran far slower than the others, on the
+///   hot ring too; fetched last line first they ran as the others did, which did not move.
+/// - **Every other CPU**: [`FrameBuild::Plain`]. No other CPU has a run of the other order.
+///   `CACHECOPY_TUNE=frame=header-down` tries it on any CPU.
+fn default_frame(cpu: &Cpu) -> FrameBuild {
+    if Model::of(cpu) == Model::Zen2Rome {
+        FrameBuild::HeaderDown
+    } else {
+        FrameBuild::Plain
+    }
 }
 
 /// From how many bytes `Temporal` copies on a 256-bit backend run their loop on AVX-512
