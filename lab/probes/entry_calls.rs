@@ -157,12 +157,12 @@ fn main() {
             continue;
         }
         const ROUNDS: usize = 15;
-        let mut t = vec![vec![0f64; ROUNDS]; ways.len()];
-        for r in 0..ROUNDS {
-            for (w, (_, way)) in ways.iter().enumerate() {
+        let mut t = vec![Vec::with_capacity(ROUNDS); ways.len()];
+        for _ in 0..ROUNDS {
+            for (tw, (_, way)) in t.iter_mut().zip(&ways) {
                 let t0 = Instant::now();
                 measure(*way, &mut dst, &src, &sz);
-                t[w][r] = t0.elapsed().as_secs_f64() * 1e9 / CALLS as f64;
+                tw.push(t0.elapsed().as_secs_f64() * 1e9 / CALLS as f64);
             }
         }
         println!("mix {name} B (ns per call, median; glibc's time / this, paired median)");

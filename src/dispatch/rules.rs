@@ -114,7 +114,7 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
 ///
 /// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
 ///   lab/machines/amd-epyc-zen4-f25m17.md)**: [`EntryCopy::Masked`]. One masked load and store
-///   ran copies of 0-64 B of changing size at 1.34-1.42x glibc's `memcpy` there, and a copy out
+///   ran copies of 0-64 B of changing size well ahead of glibc's `memcpy` there, and a copy out
 ///   of a header just written on the stack at glibc's speed (the masked load does not wait for
 ///   the earlier stores into its page there, as it does on the Intel model 167).
 /// - **Every other CPU**: [`EntryCopy::Plain`]. On the Intel model 167 a masked load waits for
