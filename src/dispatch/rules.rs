@@ -90,7 +90,7 @@ impl Tuning {
 }
 
 /// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
-/// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the
+/// `widest`: the engine ([`engine_rule`]), the flush instruction the CPU prefers, and the
 /// thresholds below.
 pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
     let (nt, fill_nt) = default_thresholds(cpu);
