@@ -92,6 +92,7 @@ mod batch;
 mod copy;
 mod cpu;
 mod dispatch;
+mod entries;
 pub mod iter;
 mod kernel;
 mod mode;

@@ -12,6 +12,10 @@
 //! - `pages`: every page count, copies and disjoint moves, beside guard pages;
 //! - `wide_copy`: the AVX-512 loop from 0 bytes on the 256-bit backend, or refused;
 //! - `flush`: every flush instruction this CPU runs, `FlushCache` copies and fills;
+//! - `entry_copy`, and the C entries of every plan variant (`raw::c_entries`: each temporal
+//!   backend and edge store, with and without the string-move, string-store and wide variants,
+//!   every small-copy and small-fill variant this CPU runs), every length to 1100 bytes and
+//!   beyond beside guard pages, overlapping moves both ways;
 //! - `frame`: transmit frames built with each order of the header's fetches, alone and in a
 //!   batch, against the reference;
 //! - the line: every field read back, bad fields refused;
@@ -27,7 +31,10 @@ use std::sync::{Arc, Mutex};
 
 use cachecopy::iter::{copy_from_iter, IoVec, Source};
 use cachecopy::net::{csum_and_copy, csum_fold, csum_frame_from_iter};
-use cachecopy::tune::{self, Backend, Edges, Engine, FlushOp, FrameBuild, Plan, Small, Tuning};
+use cachecopy::raw::{c_entries, CEntries};
+use cachecopy::tune::{
+    self, Backend, Edges, Engine, EntryCopy, FlushOp, FrameBuild, Plan, Small, Tuning,
+};
 use cachecopy::Mode;
 use common::*;
 
@@ -433,6 +440,231 @@ fn wide_copies_avx512() {
     println!("cachecopy: AVX512 WIDE COPIES EXERCISED");
 }
 
+/// The lengths the C entries are run at: every one to `top`, then a few around the streaming
+/// bounds and past them (`light`: to 130 and three large ones).
+fn entry_lengths(light: bool) -> Vec<usize> {
+    if miri() {
+        return vec![0, 1, 3, 4, 15, 16, 31, 32, 33, 63, 64, 65, 129, 257];
+    }
+    let top = if light { 130 } else { 1100 };
+    let mut v: Vec<usize> = (0..=top).collect();
+    if !miri() {
+        v.extend([4095, 4096, 64 << 10, (1 << 20) + 7]);
+        if !light {
+            v.extend([1500, 2049, 8 << 10, (9 << 20) + 3]);
+        }
+    }
+    v
+}
+
+/// `e`'s `memmove` and `memset` at every length of [`entry_lengths`], each buffer flush against a
+/// `PROT_NONE` guard page at either end and a few bytes from it (a masked window that reaches
+/// the guard must neither fault nor write), against a reference, the bytes beside the
+/// destination unchanged, the return value the destination; then overlapping moves in both
+/// directions at distances from 1 byte to past a register.
+fn entries_sweep(e: CEntries, light: bool) {
+    let lens = entry_lengths(light);
+    let max = *lens.iter().max().unwrap();
+    let gaps: &[usize] = if light || miri() {
+        &[0, 1, 63]
+    } else {
+        &[0, 1, 5, 33, 63]
+    };
+    let (mut s, mut d) = (Guarded::new(max + 64), Guarded::new(max + 64));
+    for &len in &lens {
+        let want = pattern(len, len as u8);
+        let gaps = if len > 4096 { &gaps[..1] } else { gaps };
+        for &gap in gaps {
+            for (s_end, d_end) in [(false, false), (true, true), (false, true), (true, false)] {
+                let sbuf = s.at(s_end, len + gap);
+                let src = if s_end {
+                    &mut sbuf[..len]
+                } else {
+                    &mut sbuf[gap..]
+                };
+                src.copy_from_slice(&want);
+                let (sp, dbuf) = (src.as_ptr(), d.at(d_end, len + gap));
+                dbuf.fill(CANARY);
+                let (dst, pad) = if d_end {
+                    let (dst, pad) = dbuf.split_at_mut(len);
+                    (dst, pad)
+                } else {
+                    let (pad, dst) = dbuf.split_at_mut(gap);
+                    (dst, pad)
+                };
+                let dp = dst.as_mut_ptr();
+                // SAFETY: `sp` readable and `dp` writable for `len` bytes, disjoint.
+                let r = unsafe { (e.memmove)(dp.cast(), sp.cast(), len) };
+                assert_eq!(r, dp.cast(), "memmove {len} B gap {gap}: the return value");
+                assert!(
+                    dst == &want[..],
+                    "memmove {len} B gap {gap} {s_end} {d_end}"
+                );
+                assert!(
+                    all_bytes(pad, CANARY),
+                    "memmove {len} B gap {gap}: beside it"
+                );
+                let byte = 0x5a ^ len as u8;
+                // SAFETY: `dp` writable for `len` bytes; the int's high bits are ignored.
+                let r = unsafe { (e.memset)(dp.cast(), 0x7700 | i32::from(byte), len) };
+                assert_eq!(r, dp.cast(), "memset {len} B gap {gap}: the return value");
+                assert!(all_bytes(dst, byte), "memset {len} B gap {gap} {d_end}");
+                assert!(
+                    all_bytes(pad, CANARY),
+                    "memset {len} B gap {gap}: beside it"
+                );
+            }
+        }
+    }
+    let (lens, dists): (&[usize], &[usize]) = if light || miri() {
+        (&[0, 1, 17, 64, 65, 130], &[1, 7, 32, 64])
+    } else {
+        (
+            &[
+                0, 1, 3, 8, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 256, 257, 1000, 1024, 5000,
+            ],
+            &[1, 2, 7, 16, 31, 32, 33, 63, 64, 65, 200, 1000],
+        )
+    };
+    let mut g = Guarded::new(2 * 5000 + 2000);
+    for &len in lens {
+        for &dist in dists {
+            for up in [false, true] {
+                let n = len + dist;
+                let buf = g.at_end(n);
+                let init = pattern(n, dist as u8);
+                buf.copy_from_slice(&init);
+                let (from, to) = if up { (0, dist) } else { (dist, 0) };
+                let p = buf.as_mut_ptr();
+                // SAFETY: both ranges inside `buf`; overlap is allowed.
+                let r = unsafe { (e.memmove)(p.add(to).cast(), p.add(from).cast(), len) };
+                assert_eq!(r, p.wrapping_add(to).cast());
+                let mut want = init.clone();
+                want.copy_within(from..from + len, to);
+                assert!(buf == &want[..], "memmove {len} B by {dist}, up {up}");
+            }
+        }
+    }
+}
+
+/// Every variant of the C entries this CPU runs: the temporal backend of every engine (each
+/// edge store), with the string-move and string-store variants from 0 bytes and without, the
+/// wide loop where the CPU runs AVX-512, every small-fill and small-copy variant the CPU runs;
+/// the variants it does not run are refused by the plan.
+#[test]
+fn c_entries_of_every_variant() {
+    let mut temporal: Vec<(Backend, Edges)> = vec![];
+    for e in Engine::supported() {
+        if !temporal.contains(&(e.temporal, e.edges)) {
+            temporal.push((e.temporal, e.edges));
+        }
+    }
+    for &(b, edges) in &temporal {
+        for sized in [false, true] {
+            let p = plan(|t| {
+                t.engine = Engine::new(b, t.engine.stream, edges);
+                t.engine.stream = b;
+                (t.rep_movsb, t.fill_rep) = if sized {
+                    (0, 0)
+                } else {
+                    (usize::MAX, usize::MAX)
+                };
+                t.wide_copy = usize::MAX;
+                (t.small, t.entry_copy) = (Small::Plain, EntryCopy::Plain);
+            })
+            .unwrap();
+            entries_sweep(c_entries(&p), miri());
+        }
+    }
+    for s in [Small::MaskedFills, Small::AvxPairs] {
+        match plan(|t| t.small = s) {
+            Ok(p) => entries_sweep(c_entries(&p), miri()),
+            Err(_) => assert!(!runs_small(s), "{s} refused here"),
+        }
+    }
+    match plan(|t| t.entry_copy = EntryCopy::Masked) {
+        Ok(p) => entries_sweep(c_entries(&p), miri()),
+        Err(e) => {
+            assert!(!runs_masked_small(), "entry_copy=masked refused here: {e}");
+            assert!(rule().with_line("entry_copy=masked").is_err());
+        }
+    }
+    if let Ok(p) = wide() {
+        entries_sweep(c_entries(&p), miri());
+    }
+}
+
+/// Each choice of a plan picks its own entries: plans that differ in the temporal backend, a
+/// sized variant or a small-fill variant get different functions, plans that differ only in
+/// what the entries read at run time (the thresholds) the same ones.
+#[test]
+fn c_entries_follow_the_plan() {
+    let base = plan(|t| {
+        (t.rep_movsb, t.fill_rep, t.wide_copy) = (usize::MAX, usize::MAX, usize::MAX);
+        (t.small, t.entry_copy) = (Small::Plain, EntryCopy::Plain);
+    })
+    .unwrap();
+    let e = c_entries(&base);
+    let f = |e: CEntries| (e.memmove as usize, e.memset as usize);
+    let same = c_entries(&plan(|t| *t = *base.tuning()).unwrap());
+    assert_eq!(f(same), f(e));
+    let other_nt = plan(|t| (*t, t.nt, t.fill_nt) = (*base.tuning(), 4096, 1 << 30)).unwrap();
+    assert_eq!(
+        f(c_entries(&other_nt)),
+        f(e),
+        "the thresholds are read at run time"
+    );
+    let movsb = plan(|t| (*t, t.rep_movsb) = (*base.tuning(), 0)).unwrap();
+    assert_ne!(f(c_entries(&movsb)).0, f(e).0, "rep_movsb: the sized copy");
+    assert_eq!(f(c_entries(&movsb)).1, f(e).1);
+    let stosb = plan(|t| (*t, t.fill_rep) = (*base.tuning(), 0)).unwrap();
+    assert_ne!(f(c_entries(&stosb)).1, f(e).1, "fill_rep: the sized fill");
+    if let Ok(p) = plan(|t| (*t, t.small) = (*base.tuning(), Small::AvxPairs)) {
+        assert_ne!(f(c_entries(&p)).1, f(e).1, "small=avx-pairs");
+    }
+    for b in Backend::supported() {
+        let p = plan(|t| {
+            *t = *base.tuning();
+            t.engine = Engine::new(*b, *b, t.engine.edges);
+        })
+        .unwrap();
+        assert_eq!(
+            f(c_entries(&p)) == f(e),
+            *b == base.tuning().engine.temporal,
+            "temporal={b}"
+        );
+    }
+}
+
+/// The entries of the published plan, with `Auto` streaming from 4 KiB: every length through
+/// the bound (the entries read the published plan's bound from `STREAM_MIN` up).
+#[test]
+fn c_entries_of_the_published_plan_stream_from_its_bound() {
+    let _held = PUBLISH.lock().unwrap_or_else(|e| e.into_inner());
+    let before = Plan::current();
+    // `update` keeps the plans it makes reachable (a list it never frees): no leak for Miri.
+    let p = tune::update(|t| (t.nt, t.fill_nt) = (4096, 4096)).unwrap();
+    assert!(std::ptr::eq(p, Plan::current()));
+    let e = c_entries(Plan::current());
+    entries_sweep(e, miri());
+    tune::publish(before);
+}
+
+#[test]
+#[ignore = "asserts AVX-512 with BMI2; .ci/run runs it under Bochs"]
+fn c_entries_masked_avx512() {
+    let p = plan(|t| (t.entry_copy, t.small) = (EntryCopy::Masked, Small::MaskedFills))
+        .expect("this CPU runs the masked class");
+    entries_sweep(c_entries(&p), true);
+    let p = plan(|t| {
+        (t.entry_copy, t.small) = (EntryCopy::Masked, Small::MaskedFills);
+        t.engine = Engine::new(Backend::Avx512, Backend::Avx512, Edges::Masked);
+    })
+    .unwrap();
+    entries_sweep(c_entries(&p), true);
+    println!("cachecopy: AVX512 MASKED C ENTRIES EXERCISED");
+}
+
 #[test]
 fn every_flush_instruction_this_cpu_runs() {
     let cpu = tune::cpu();
@@ -575,6 +807,7 @@ fn every_field_of_the_line_reads_back_and_bad_ones_are_refused() {
         ("pages=8", |t| t.pages == 8),
         ("small=plain", |t| t.small == Small::Plain),
         ("wide_copy=never", |t| t.wide_copy == usize::MAX),
+        ("entry_copy=plain", |t| t.entry_copy == EntryCopy::Plain),
         ("frame=header-down", |t| t.frame == FrameBuild::HeaderDown),
         ("frame=PLAIN", |t| t.frame == FrameBuild::Plain),
         ("body=generic", |t| {

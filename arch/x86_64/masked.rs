@@ -63,3 +63,34 @@ pub(crate) unsafe fn fill(dst: *mut u8, byte: u8, len: usize) {
         );
     }
 }
+
+/// Copies `len <= 64` bytes with one masked load and one masked store: every byte is loaded
+/// before any is stored, so the ranges may overlap (`memmove`).
+///
+/// # Safety
+/// `len <= 64`; `src..src + len` readable and `dst..dst + len` writable (any pointers when
+/// `len == 0`); the CPU runs AVX-512 F and BW and BMI2.
+#[inline(always)]
+pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
+    debug_assert!(len <= 64);
+    // SAFETY: as `fill`: the mask covers exactly `len` bytes of each window, which the caller
+    // vouches for; masked-off bytes are neither read nor written and cannot fault. The load
+    // (zeroing the masked-off lanes) completes before the store. `zmm16` and `k1` are declared
+    // clobbered; the flags change (`bzhi`).
+    unsafe {
+        asm!(
+            "mov {m}, -1",
+            "bzhi {m}, {m}, {n}",
+            "kmovq k1, {m}",
+            "vmovdqu8 zmm16 {{k1}}{{z}}, zmmword ptr [{s}]",
+            "vmovdqu8 zmmword ptr [{d}] {{k1}}, zmm16",
+            m = out(reg) _,
+            n = in(reg) len,
+            s = in(reg) src,
+            d = in(reg) dst,
+            out("zmm16") _,
+            out("k1") _,
+            options(nostack),
+        );
+    }
+}

@@ -2,13 +2,16 @@
 """Real programs' own benchmarks with and without the preload, interleaved (docs/preload.md,
 "Figures"): redis-benchmark SET and GET with 1 KiB, 64 KiB and 1 MiB values against a
 redis-server on loopback (server and client both preloaded, or neither), zstd's benchmark mode
-(levels 1-3, compression and decompression MB/s) and the sqlite3 workload of apps/sqlite.sql
-(wall seconds). Each round runs every case once per variant in a fresh order; the figures are
+(levels 1-3, compression and decompression MB/s), the sqlite3 workload of apps/sqlite.sql
+(wall seconds), and Python's own `timeit` on large copies: numpy's array assignment and
+concatenation into arrays that exist (64 MiB; numpy from PyPI, in the Python named by
+$NUMPY_PYTHON, skipped without it) and `bytearray(bytes)` of 64 MiB (a copy into memory the
+allocator maps afresh, where streaming stores lose: docs/preload.md). Each round runs every case once per variant in a fresh order; the figures are
 medians, the ratio is the median of the per-round ratios (preloaded ÷ plain for rates, plain ÷
 preloaded for times: above 1.00x the preload is faster).
 
 Usage (from the repository root, under /work/bin/ccquiet on the shared VM):
-  preload/apps/bench.py LIBCACHECOPY_PRELOAD.so [ROUNDS]
+  [NUMPY_PYTHON=venv/bin/python] preload/apps/bench.py LIBCACHECOPY_PRELOAD.so [ROUNDS]
 """
 import os
 import random
@@ -113,11 +116,32 @@ def sqlite_case(tmp):
     return ("sqlite3", go, "s")
 
 
+def timeit_case(name, python, setup, stmt):
+    def go(pre):
+        out = run([python, "-m", "timeit", "-n", "10", "-r", "3", "-s", setup, stmt], pre).stdout
+        m = re.search(r"best of \d+: ([0-9.]+) (n|u|m)?sec per loop", out)
+        if not m:
+            raise RuntimeError("no timeit figure in %r" % out)
+        scale = {"n": 1e-9, "u": 1e-6, "m": 1e-3, None: 1.0}[m.group(2)]
+        return {stmt: float(m.group(1)) * scale * 1e3}
+    return (name, go, "ms")
+
+
+def python_cases():
+    cases = [timeit_case("python", "/usr/bin/python3.11", "x = bytes(64 << 20)", "bytearray(x)")]
+    numpy = os.environ.get("NUMPY_PYTHON")
+    if numpy:
+        setup = "import numpy as np; a = np.ones(8 << 20); b = np.empty_like(a); c = np.empty(16 << 20)"
+        cases += [timeit_case("numpy", numpy, setup, "b[:] = a"),
+                  timeit_case("numpy", numpy, setup, "np.concatenate((a, a), out=c)")]
+    return cases
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="preload-bench-")
     random.seed(43)
     rcases, servers = redis_cases(tmp)
-    cases = rcases + [zstd_case(tmp), sqlite_case(tmp)]
+    cases = rcases + [zstd_case(tmp), sqlite_case(tmp)] + python_cases()
     results = {}  # (case, key) -> {pre: [values]}, and ratios
     try:
         for r in range(ROUNDS):
@@ -130,7 +154,7 @@ def main():
                     a, b = got[False][key], got[True][key]
                     cell[False].append(a)
                     cell[True].append(b)
-                    cell["ratio"].append(a / b if unit == "s" else b / a)
+                    cell["ratio"].append(a / b if unit in ("s", "ms") else b / a)
             print("round %d/%d done" % (r + 1, ROUNDS), file=sys.stderr)
     finally:
         for p, port in servers.values():

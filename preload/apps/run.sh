@@ -3,11 +3,13 @@
 # preloaded (docs/preload.md, "Real programs"): Debian's Python 3.11 test suite (a list of its
 # tests), redis-server driven over loopback by redis-benchmark and by verified reads of 1 B to
 # 1 MiB values (apps/redis_verify.py), zstd's benchmark mode and a compress/decompress round
-# trip, sqlite3 on a generated workload with hash and integrity checks (apps/sqlite.sql), and
-# this project's own test binaries. Each program must pass its own checks, and each must have
-# been served by the library: every process writes its CACHECOPY_PRELOAD_STATS line, and the
-# line of the program under test must count calls (a run the library did not serve fails).
-# Needs python3.11, libpython3.11-testsuite, redis-server, redis-tools, zstd, sqlite3 (Debian).
+# trip, sqlite3 on a generated workload with hash and integrity checks (apps/sqlite.sql), numpy's
+# large array copies (apps/numpy_check.py), and this project's own test binaries. Each program
+# must pass its own checks, and each must have been served by the library: every process writes
+# its CACHECOPY_PRELOAD_STATS line, and the line of the program under test must count calls (a
+# run the library did not serve fails).
+# Needs python3.11, libpython3.11-testsuite, python3-numpy, redis-server, redis-tools, zstd,
+# sqlite3 (Debian).
 # Run from the repository root, after `cargo test --all-features` built the test binaries.
 set -Eeuo pipefail
 lib=$(realpath "$1")
@@ -71,6 +73,14 @@ rm -f "$out"/sqlite.db*
 pre sqlite3 "$out/sqlite.db" < preload/apps/sqlite.sql | tee "$out/sqlite.log"
 grep -qE "^sqlite: [1-9][0-9]* passed, 0 failed$" "$out/sqlite.log" || { echo "sqlite's checks failed" >&2; exit 1; }
 served /usr/bin/sqlite3
+
+echo "==> numpy (Debian's python3-numpy): large array copies and Python's bytes, checked"
+# 64 MiB copies stream past the cache under the preload (glibc's do not below its own
+# threshold): the results of each checked (apps/numpy_check.py). The speed: docs/preload.md.
+pre /usr/bin/python3.11 preload/apps/numpy_check.py 64 | tee "$out/numpy.log"
+grep -qE "^numpy_check: [1-9][0-9]* passed, 0 failed$" "$out/numpy.log" || { echo "numpy's checks failed" >&2; exit 1; }
+grep -E " /usr/bin/python3.11: memcpy Auto " "$stats" | tail -1 \
+    | grep -qE "memmove Auto [1-9][0-9]* calls [0-9]{9,} bytes" || { echo "numpy's copies did not reach the preload" >&2; exit 1; }
 
 echo "==> this project's test binaries (built by the README's test command), preloaded"
 # The executables `cargo test --all-features` ran (unit and integration tests, no doctests, which

@@ -51,7 +51,9 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 
 use cachecopy::Mode;
 
@@ -62,12 +64,14 @@ pub mod line;
 use config::{Choice, COPY, GROUPS, MOVE, SET};
 use line::Line;
 
-/// A group's state, one byte read by every call: `0..=3` a [`Mode`] by its discriminant (the
-/// fast path), `+ COUNTING` the same with statistics, `OFF` (`+ COUNTING`) glibc's, or
-/// `UNINIT`.
+/// A group's state, one byte written by initialisation and read by the statistics (the calls
+/// read their group's binding, [`SLOTS`], instead): `0..=3` a [`Mode`] by its discriminant,
+/// `+ COUNTING` the same with statistics, `OFF` (`+ COUNTING`) glibc's, or `UNINIT`.
 const COUNTING: u8 = 4;
 const OFF: u8 = 8;
 const UNINIT: u8 = 0xff;
+/// `Auto`'s state, which binds the crate's C entries.
+const AUTO: u8 = Mode::Auto as u8;
 const _: () = assert!(
     Mode::Temporal as u8 == 0
         && Mode::NonTemporal as u8 == 1
@@ -75,7 +79,7 @@ const _: () = assert!(
         && Mode::Auto as u8 == 3
 );
 
-/// Every group's state, in one line read by every call and written only by initialisation.
+/// Every group's state, written only by initialisation.
 #[repr(align(64))]
 struct States([AtomicU8; 3]);
 static STATE: States = States([const { AtomicU8::new(UNINIT) }; 3]);
@@ -159,109 +163,247 @@ extern "C" {
 
 // ---------------------------------------------------------------- the call path
 
-/// The longest call the crate's inline classes serve at the call site (four 16-byte registers
-/// on x86_64 and aarch64: lab/findings/small-calls.md). Only the shape of the code depends on it: the
-/// exported function tests it together with the state, one branch for the calls most programs
-/// make.
-const INLINE: usize = 64;
-const AUTO: u8 = Mode::Auto as u8;
+/// A function of the `memcpy` and `memmove` groups: C's `memmove`.
+type MoveFn = cachecopy::raw::MemmoveFn;
+/// A function of the `memset` group: C's `memset`.
+type SetFn = cachecopy::raw::MemsetFn;
 
-/// A move of `n` bytes (the `memcpy` and `memmove` groups); returns `d`.
-///
-/// In `Auto` the whole call is the crate's C-shaped move ([`cachecopy::memmove_raw`]): its
-/// inline classes up to [`INLINE`] bytes, past them a jump into the kernel, which returns `d`
-/// itself, so the exported function keeps nothing across a call. Any other state goes to
-/// [`moves_out`].
+/// The function each group's exports jump to, one word per group, bound once by
+/// initialisation: the crate's C entries of the published plan (`Auto`), a function per other
+/// mode, a counting one (statistics), or the next definition (`off`). Each word holds the
+/// function's address minus that of the group's bootstrap function ([`boot_copy`],
+/// [`boot_move`], [`boot_set`]), so that the zero it holds until then, in a static that needs
+/// no relocation, names the bootstrap function, and an exported function reads it correctly
+/// before this library is relocated. An exported function is one load of its word, the address
+/// of its bootstrap function (PC-relative), one add and one jump: no state byte, no compare.
+#[repr(align(64))]
+struct Slots([AtomicUsize; 3]);
+static SLOTS: Slots = Slots([const { AtomicUsize::new(0) }; 3]);
+
+/// The bootstrap function of the move group `g` ([`COPY`] or [`MOVE`]), as an address.
+#[inline(always)]
+fn boot_of(g: usize) -> usize {
+    if g == COPY {
+        boot_copy as MoveFn as usize
+    } else {
+        boot_move as MoveFn as usize
+    }
+}
+
+/// The function the move group `g` is bound to (its bootstrap function until initialisation).
+/// A relaxed load: the word only ever names code, and what that code reads it reads with its
+/// own ordering (the crate's plan with acquire).
+#[inline(always)]
+fn bound_move(g: usize) -> MoveFn {
+    let f = boot_of(g).wrapping_add(SLOTS.0[g].load(Ordering::Relaxed));
+    // SAFETY: the word is 0 (the bootstrap function) or was set by `bind_move` from a function
+    // of this type.
+    unsafe { core::mem::transmute::<usize, MoveFn>(f) }
+}
+
+/// The function the `memset` group is bound to, as [`bound_move`].
+#[inline(always)]
+fn bound_set() -> SetFn {
+    let f = (boot_set as SetFn as usize).wrapping_add(SLOTS.0[SET].load(Ordering::Relaxed));
+    // SAFETY: as in `bound_move`.
+    unsafe { core::mem::transmute::<usize, SetFn>(f) }
+}
+
+/// Binds the move group `g` to `f`.
+fn bind_move(g: usize, f: MoveFn) {
+    SLOTS.0[g].store((f as usize).wrapping_sub(boot_of(g)), Ordering::Release);
+}
+
+/// Binds the `memset` group to `f`.
+fn bind_set(f: SetFn) {
+    SLOTS.0[SET].store(
+        (f as usize).wrapping_sub(boot_set as SetFn as usize),
+        Ordering::Release,
+    );
+}
+
+/// Binds group `g` to its plain copy unless it is bound already: an `off` group whose next
+/// definition the constructor has not found (yet). Never over a binding the constructor made.
+fn bind_plain(g: usize) {
+    let f = match g {
+        COPY => plain_copy as MoveFn as usize,
+        MOVE => plain_move as MoveFn as usize,
+        _ => plain_set as SetFn as usize,
+    };
+    let base = if g == SET {
+        boot_set as SetFn as usize
+    } else {
+        boot_of(g)
+    };
+    let _ =
+        SLOTS.0[g].compare_exchange(0, f.wrapping_sub(base), Ordering::AcqRel, Ordering::Relaxed);
+}
+
+/// Binds group `g` to its next definition `next` (non-null: `dlsym`'s).
+fn bind_next(g: usize, next: *mut c_void) {
+    // SAFETY: `next` is the next definition of this group's C function, of this type.
+    unsafe {
+        if g == SET {
+            bind_set(core::mem::transmute::<*mut c_void, SetFn>(next));
+        } else {
+            bind_move(g, core::mem::transmute::<*mut c_void, MoveFn>(next));
+        }
+    }
+}
+
+/// The bootstrap function of the `memcpy` group: initialises (if it can) and goes on through
+/// the group's binding, or copies with the plain copy ([`fallback`]) while it cannot (before
+/// this library is relocated, before the C library has set up the environment, while this
+/// process initialises). Needs nothing relocated until `init` says so.
 ///
 /// # Safety
 /// `s` readable and `d` writable for `n` bytes; they may overlap.
-#[inline(always)]
-unsafe fn moves(g: usize, d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
-    let st = STATE.0[g].load(Ordering::Acquire);
-    if (n <= INLINE) & (st == AUTO) {
-        // SAFETY: the caller's contract.
-        return unsafe { cachecopy::raw::memmove_raw(d, s, n, Mode::Auto) };
-    }
-    if st == AUTO {
-        // SAFETY: the caller's contract.
-        return unsafe { cachecopy::raw::memmove_raw(d, s, n, Mode::Auto) };
-    }
+unsafe extern "C" fn boot_copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves_out(d, s, n, st, g) }
+    unsafe { boot_moves(COPY, d, s, n) }
 }
 
-/// [`moves`] in any state but `Auto`. `extern "C"`: it cannot unwind, so the exported
-/// function needs no landing pad around it and tail-calls it.
+/// The bootstrap function of the `memmove` group, as [`boot_copy`].
 ///
 /// # Safety
-/// As [`moves`].
-#[inline(never)]
-unsafe extern "C" fn moves_out(d: *mut u8, s: *const u8, n: usize, st: u8, g: usize) -> *mut u8 {
-    // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
-    unsafe {
-        if st < COUNTING {
-            return cachecopy::raw::memmove_raw(d, s, n, Mode::ALL[st as usize]);
-        }
-        slow(g, d, s, 0, n, st);
-    }
-    // Opaque, so that the caller does not keep its own copy of `d` in a saved register across
-    // the call (it would, knowing the result is the argument) and can tail-call this instead.
-    core::hint::black_box(d)
+/// As [`boot_copy`].
+unsafe extern "C" fn boot_move(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { boot_moves(MOVE, d, s, n) }
 }
 
-/// A fill of `n` bytes (the `memset` group); returns `d`. In `Auto` the crate's C-shaped fill
-/// ([`cachecopy::memset_raw`]), as [`moves`].
+/// [`boot_copy`] and [`boot_move`] for group `g`.
+///
+/// # Safety
+/// As [`boot_copy`].
+#[inline(always)]
+unsafe fn boot_moves(g: usize, d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // Bound meanwhile (another thread initialised), or bound now: through the binding.
+    if SLOTS.0[g].load(Ordering::Acquire) != 0
+        || (init() && SLOTS.0[g].load(Ordering::Acquire) != 0)
+    {
+        // SAFETY: the caller's contract; the binding is not this function (non-zero word).
+        return unsafe { bound_move(g)(d, s, n) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { plain(g, d.cast(), s.cast(), 0, n) };
+    d
+}
+
+/// The bootstrap function of the `memset` group, as [`boot_copy`].
 ///
 /// # Safety
 /// `d` writable for `n` bytes.
-#[inline(always)]
-unsafe fn fills(d: *mut u8, byte: u8, n: usize) -> *mut u8 {
-    let st = STATE.0[SET].load(Ordering::Acquire);
-    if st == AUTO {
-        // SAFETY: the caller's contract.
-        return unsafe { cachecopy::raw::memset_raw(d, byte, n, Mode::Auto) };
+unsafe extern "C" fn boot_set(d: *mut c_void, c: c_int, n: usize) -> *mut c_void {
+    if SLOTS.0[SET].load(Ordering::Acquire) != 0
+        || (init() && SLOTS.0[SET].load(Ordering::Acquire) != 0)
+    {
+        // SAFETY: the caller's contract; the binding is not this function.
+        return unsafe { bound_set()(d, c, n) };
     }
     // SAFETY: the caller's contract.
-    unsafe { fills_out(d, byte, n, st) }
+    unsafe { plain(SET, d.cast(), core::ptr::null(), c as u8, n) };
+    d
 }
 
-/// [`fills`] in any state but `Auto` (`extern "C"`: see [`moves_out`]).
+/// A move group bound to the mode `M` (by its discriminant; `Auto` is bound to the crate's C
+/// entries instead).
 ///
 /// # Safety
-/// As [`fills`].
-#[inline(never)]
-unsafe extern "C" fn fills_out(d: *mut u8, byte: u8, n: usize, st: u8) -> *mut u8 {
-    // SAFETY: the caller's contract; in the first branch `st` is a mode's discriminant.
-    unsafe {
-        if st < COUNTING {
-            return cachecopy::raw::memset_raw(d, byte, n, Mode::ALL[st as usize]);
-        }
-        slow(SET, d, core::ptr::null(), byte, n, st);
-    }
-    // Opaque: see `moves_out`.
-    core::hint::black_box(d)
+/// As [`boot_copy`].
+unsafe extern "C" fn mode_move<const M: u8>(
+    d: *mut c_void,
+    s: *const c_void,
+    n: usize,
+) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { cachecopy::raw::memmove_raw(d.cast(), s.cast(), n, Mode::ALL[M as usize]).cast() }
 }
 
-/// Every state but a plain mode: initialisation, statistics, `off`.
+/// The `memset` group bound to the mode `M`, as [`mode_move`].
+///
+/// # Safety
+/// As [`boot_set`].
+unsafe extern "C" fn mode_set<const M: u8>(d: *mut c_void, c: c_int, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { cachecopy::raw::memset_raw(d.cast(), c as u8, n, Mode::ALL[M as usize]).cast() }
+}
+
+/// The `memcpy` group with statistics: counted, then its mode or its `off` choice.
+///
+/// # Safety
+/// As [`boot_copy`].
+unsafe extern "C" fn count_copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { counted(COPY, d.cast(), s.cast(), 0, n) };
+    d
+}
+
+/// The `memmove` group with statistics, as [`count_copy`].
+///
+/// # Safety
+/// As [`boot_copy`].
+unsafe extern "C" fn count_move(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { counted(MOVE, d.cast(), s.cast(), 0, n) };
+    d
+}
+
+/// The `memset` group with statistics, as [`count_copy`].
+///
+/// # Safety
+/// As [`boot_set`].
+unsafe extern "C" fn count_set(d: *mut c_void, c: c_int, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { counted(SET, d.cast(), core::ptr::null(), c as u8, n) };
+    d
+}
+
+/// The `memcpy` group's plain copy: an `off` group without a next definition (yet).
+///
+/// # Safety
+/// As [`boot_copy`].
+unsafe extern "C" fn plain_copy(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { plain(COPY, d.cast(), s.cast(), 0, n) };
+    d
+}
+
+/// The `memmove` group's plain copy, as [`plain_copy`].
+///
+/// # Safety
+/// As [`boot_copy`].
+unsafe extern "C" fn plain_move(d: *mut c_void, s: *const c_void, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { plain(MOVE, d.cast(), s.cast(), 0, n) };
+    d
+}
+
+/// The `memset` group's plain copy, as [`plain_copy`].
+///
+/// # Safety
+/// As [`boot_set`].
+unsafe extern "C" fn plain_set(d: *mut c_void, c: c_int, n: usize) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { plain(SET, d.cast(), core::ptr::null(), c as u8, n) };
+    d
+}
+
+/// What each counting group runs after counting (the function its mode binds without
+/// statistics: the crate's C entries for `Auto`), so that the statistics count the calls of the
+/// path they describe; null until bound (then the crate's call in the group's mode).
+static INNER: [AtomicPtr<c_void>; 3] = [const { AtomicPtr::new(core::ptr::null_mut()) }; 3];
+
+/// A counted call of group `g` (statistics on): counts it, then runs the group's mode (through
+/// [`INNER`]), or for `off` its next definition (the plain copy while there is none).
 ///
 /// # Safety
 /// `d` writable for `n` bytes; for the move groups `s` readable for `n` bytes.
-#[cold]
 #[inline(never)]
-unsafe fn slow(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize, mut st: u8) {
-    if st == UNINIT {
-        if !init() {
-            // SAFETY: the caller's contract.
-            unsafe { plain(g, d, s, byte, n) };
-            return;
-        }
-        st = STATE.0[g].load(Ordering::Acquire);
-    }
-    if st & COUNTING != 0 {
-        COUNTS.calls[g].fetch_add(1, Ordering::Relaxed);
-        COUNTS.bytes[g].fetch_add(n as u64, Ordering::Relaxed);
-    }
-    let mode = Mode::ALL[(st & 3) as usize];
+unsafe fn counted(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize) {
+    let st = STATE.0[g].load(Ordering::Acquire);
+    COUNTS.calls[g].fetch_add(1, Ordering::Relaxed);
+    COUNTS.bytes[g].fetch_add(n as u64, Ordering::Relaxed);
     if st & OFF != 0 {
         let next = NEXT[g].load(Ordering::Acquire);
         if !next.is_null() {
@@ -269,12 +411,10 @@ unsafe fn slow(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize, mut st: u
             // with the caller's arguments.
             unsafe {
                 if g == SET {
-                    let f: unsafe extern "C" fn(*mut c_void, c_int, usize) -> *mut c_void =
-                        core::mem::transmute(next);
+                    let f = core::mem::transmute::<*mut c_void, SetFn>(next);
                     f(d.cast(), c_int::from(byte), n);
                 } else {
-                    let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void =
-                        core::mem::transmute(next);
+                    let f = core::mem::transmute::<*mut c_void, MoveFn>(next);
                     f(d.cast(), s.cast(), n);
                 }
             }
@@ -286,6 +426,20 @@ unsafe fn slow(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize, mut st: u
         unsafe { plain(g, d, s, byte, n) };
         return;
     }
+    let inner = INNER[g].load(Ordering::Acquire);
+    if !inner.is_null() {
+        // SAFETY: the caller's contract; `inner` is a function of the group's type
+        // (`bind_all`).
+        unsafe {
+            if g == SET {
+                core::mem::transmute::<*mut c_void, SetFn>(inner)(d.cast(), c_int::from(byte), n);
+            } else {
+                core::mem::transmute::<*mut c_void, MoveFn>(inner)(d.cast(), s.cast(), n);
+            }
+        }
+        return;
+    }
+    let mode = Mode::ALL[(st & 3) as usize];
     // SAFETY: the caller's contract.
     unsafe {
         if g == SET {
@@ -300,7 +454,7 @@ unsafe fn slow(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize, mut st: u
 /// relocated: it runs before this library is.
 ///
 /// # Safety
-/// As [`slow`].
+/// As [`counted`].
 #[inline(always)]
 unsafe fn plain(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize) {
     COUNTS.calls[PLAIN].fetch_add(1, Ordering::Relaxed);
@@ -312,6 +466,72 @@ unsafe fn plain(g: usize, d: *mut u8, s: *const u8, byte: u8, n: usize) {
         } else {
             fallback::move_bytes(d, s, n)
         }
+    }
+}
+
+/// Binds every group to what its state says (`st`: the states just published, with the
+/// settings' choices): the crate's C entries of the published plan for `Auto`, the mode's
+/// function, the counting one, or for `off` the next definition (the plain copy while the
+/// constructor has not found it; the constructor binds it when it does).
+fn bind_all(st: [u8; 3]) {
+    let entries = if st.iter().any(|&s| s & OFF == 0 && s & 3 == AUTO) {
+        Some(cachecopy::raw::c_entries(cachecopy::tune::Plan::current()))
+    } else {
+        None
+    };
+    for (g, &s) in st.iter().enumerate() {
+        if s & OFF != 0 {
+            if s & COUNTING != 0 {
+                bind_counting(g);
+                continue;
+            }
+            let next = NEXT[g].load(Ordering::SeqCst);
+            if next.is_null() {
+                bind_plain(g);
+            } else {
+                bind_next(g, next);
+            }
+            continue;
+        }
+        let mode = s & 3;
+        if g == SET {
+            let f: SetFn = match (mode, entries) {
+                (AUTO, Some(e)) => e.memset,
+                (0, _) => mode_set::<0>,
+                (1, _) => mode_set::<1>,
+                (2, _) => mode_set::<2>,
+                _ => mode_set::<3>,
+            };
+            if s & COUNTING != 0 {
+                INNER[g].store(f as *mut c_void, Ordering::Release);
+                bind_counting(g);
+            } else {
+                bind_set(f);
+            }
+        } else {
+            let f: MoveFn = match (mode, entries) {
+                (AUTO, Some(e)) => e.memmove,
+                (0, _) => mode_move::<0>,
+                (1, _) => mode_move::<1>,
+                (2, _) => mode_move::<2>,
+                _ => mode_move::<3>,
+            };
+            if s & COUNTING != 0 {
+                INNER[g].store(f as *mut c_void, Ordering::Release);
+                bind_counting(g);
+            } else {
+                bind_move(g, f);
+            }
+        }
+    }
+}
+
+/// Binds group `g` to its counting function.
+fn bind_counting(g: usize) {
+    match g {
+        COPY => bind_move(g, count_copy),
+        MOVE => bind_move(g, count_move),
+        _ => bind_set(count_set),
     }
 }
 
@@ -336,7 +556,7 @@ fn settings() -> Settings {
     }
 }
 
-/// Reads the settings and publishes every group's state, once this library is relocated and
+/// Reads the settings, publishes every group's state and binds every group, once this library is relocated and
 /// the C library has set up the environment (false before, and while this process is
 /// initialising elsewhere: the caller then takes the plain copy). The CPU is detected (and the
 /// crate's variables read) only if some group runs cachecopy. Idempotent; no lock, no
@@ -373,13 +593,19 @@ fn init() -> bool {
         DETECTED.store(true, Ordering::Release);
     }
     STATS.store(set.counting, Ordering::Relaxed);
+    let mut states = [UNINIT; 3];
     for (g, choice) in set.choice.into_iter().enumerate() {
         let st = match choice {
             Choice::Mode(m) => m as u8,
             Choice::Off => OFF,
         } | if set.counting { COUNTING } else { 0 };
-        STATE.0[g].store(st, Ordering::Release);
+        // Sequentially consistent, as the constructor's store of the next definition and its
+        // load of this state: of an `off` group's binding here and the constructor's, at least
+        // one sees the next definition (`bind_all`, `constructor`).
+        STATE.0[g].store(st, Ordering::SeqCst);
+        states[g] = st;
     }
+    bind_all(states);
     drop(keep);
     INIT_OWNER.store(0, Ordering::Release);
     true
@@ -445,7 +671,13 @@ extern "C" fn constructor(_argc: c_int, _argv: *const *const c_char, _envp: *con
             // SAFETY: clears the failed lookup's message, which is not the program's to read.
             unsafe { libc::dlerror() };
         }
-        NEXT[g].store(f, Ordering::Release);
+        NEXT[g].store(f, Ordering::SeqCst);
+        // An `off` group initialised before this lookup ran the plain copy: from now on its next
+        // definition (an initialisation racing this one binds it too, or binds the plain copy
+        // only where nothing is bound: `bind_plain`).
+        if !f.is_null() && STATE.0[g].load(Ordering::SeqCst) == OFF {
+            bind_next(g, f);
+        }
     }
     if missing.contains(&true) {
         warn_no_next(missing);
@@ -582,7 +814,7 @@ pub fn stats_line(l: &mut Line<'_>) {
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
+    unsafe { bound_move(COPY)(dst, src, n) }
 }
 
 /// `mempcpy`: `memcpy`, returning `dst + n`.
@@ -592,7 +824,7 @@ pub unsafe extern "C" fn memcpy(dst: *mut c_void, src: *const c_void, n: usize) 
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn mempcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+    unsafe { bound_move(COPY)(dst, src, n) };
     dst.cast::<u8>().wrapping_add(n).cast()
 }
 
@@ -603,7 +835,7 @@ pub unsafe extern "C" fn mempcpy(dst: *mut c_void, src: *const c_void, n: usize)
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
+    unsafe { bound_move(MOVE)(dst, src, n) }
 }
 
 /// `memset`: sets `n` bytes at `dst` to `(unsigned char)c` and returns `dst`.
@@ -613,7 +845,7 @@ pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize)
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_void {
     // SAFETY: the caller's contract.
-    unsafe { fills(dst.cast(), c as u8, n).cast() }
+    unsafe { bound_set()(dst, c, n) }
 }
 
 /// `bzero`: zeroes `n` bytes at `dst`.
@@ -623,7 +855,7 @@ pub unsafe extern "C" fn memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_
 #[cfg_attr(cargo_c, no_mangle)]
 pub unsafe extern "C" fn bzero(dst: *mut c_void, n: usize) {
     // SAFETY: the caller's contract.
-    unsafe { fills(dst.cast(), 0, n) };
+    unsafe { bound_set()(dst, 0, n) };
 }
 
 /// The `_FORTIFY_SOURCE` entries, each `$name(dst, $arg, n, dstlen)`: aborts as glibc's does
@@ -656,7 +888,7 @@ fortified! {
     /// As [`memcpy`].
     fn __memcpy_chk(dst, src: *const c_void, n) {
         // SAFETY: the caller's contract.
-        unsafe { moves(COPY, dst.cast(), src.cast(), n).cast() }
+        unsafe { bound_move(COPY)(dst, src, n) }
     }
 
     /// `__mempcpy_chk`: [`__memcpy_chk`] returning `dst + n`.
@@ -665,7 +897,7 @@ fortified! {
     /// As [`memcpy`].
     fn __mempcpy_chk(dst, src: *const c_void, n) {
         // SAFETY: the caller's contract.
-        unsafe { moves(COPY, dst.cast(), src.cast(), n) };
+        unsafe { bound_move(COPY)(dst, src, n) };
         dst.cast::<u8>().wrapping_add(n).cast()
     }
 
@@ -675,7 +907,7 @@ fortified! {
     /// As [`memmove`].
     fn __memmove_chk(dst, src: *const c_void, n) {
         // SAFETY: the caller's contract.
-        unsafe { moves(MOVE, dst.cast(), src.cast(), n).cast() }
+        unsafe { bound_move(MOVE)(dst, src, n) }
     }
 
     /// `__memset_chk`: aborts when `n > dstlen`, else [`memset`].
@@ -684,6 +916,6 @@ fortified! {
     /// As [`memset`].
     fn __memset_chk(dst, c: c_int, n) {
         // SAFETY: the caller's contract.
-        unsafe { fills(dst.cast(), c as u8, n).cast() }
+        unsafe { bound_set()(dst, c, n) }
     }
 }

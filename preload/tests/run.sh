@@ -46,6 +46,13 @@ grep -qw avx512bw /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo && backends+="
 for b in $backends; do
     VARIANT="backend=$b" CACHECOPY_TUNE=body=$b run "$auto.*; engine $b/$b/" "$out/preload"
 done
+# The C entries' variants this CPU runs (the statistics' counting function calls the entry
+# the group is bound to): the string move and store from 0 bytes (the sized entries), the AVX
+# pairs of small fills; and without statistics, the exports bound to the entries themselves.
+VARIANT=sized CACHECOPY_TUNE=rep_movsb=0,fill_rep=0 run "$auto" "$out/preload"
+grep -qw avx2 /proc/cpuinfo && VARIANT=avx-pairs CACHECOPY_TUNE=small=avx-pairs run "$auto" "$out/preload"
+echo "==> nostats: preload (no statistics: every export bound to its C entry)"
+LD_PRELOAD=$lib "$out/preload"
 # CACHECOPY_TUNE, the crate's one variable, read at detection: its engine must be the one in
 # force.
 VARIANT=tune CACHECOPY_TUNE=body=sse2,nt=0,fill_nt=0 run "$auto.*; engine sse2/sse2/" "$out/preload"

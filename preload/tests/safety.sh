@@ -59,7 +59,7 @@ grep -q "safety: .*(stderr closed), errno kept" "$out/safety-errno.log" || { ech
 # CACHECOPY_TUNE first whenever it detects), no warning appears, the engine is not detected, and
 # every call main makes reaches the next definition (libspy.so, preloaded after the library,
 # counts them). The calls before the library's constructor take the plain copy (counted).
-VARIANT="off" CACHECOPY_PRELOAD=off CACHECOPY_TUNE=nt=lots CACHECOPY_NT_THRESHOLD=calibrate \
+VARIANT="off" CACHECOPY_PRELOAD=off CACHECOPY_TUNE=calibrate,nt=lots \
     PRELOAD_LIST="$lib $out/libspy.so" \
     safety "memcpy off $calls.*memmove off $calls.*memset off $calls.*plain copy [1-9][0-9]* calls.*; engine not detected" spy \
     2> "$out/off.err"

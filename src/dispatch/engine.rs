@@ -11,10 +11,12 @@
 //!   or with overlapping unmasked stores of the widest register that fits ([`Edges::Overlap`];
 //!   every other register set has only that).
 //!
-//! The engine is a field of the per-CPU plan, chosen at detection ([`rule`]), overridable by the
-//! `temporal`, `stream`, `body` and `edges` fields of `CACHECOPY_TUNE`, printed by the report;
-//! the plan holds the table composed for it: no engine branch sits inside a kernel. The rules
-//! and the runs behind them are in [`rule`]'s documentation and `lab/findings/engine.md`.
+//! The engine is a field of the per-CPU plan, chosen at detection
+//! ([`engine_rule`](super::rules::engine_rule)), overridable by the `temporal`, `stream`, `body`
+//! and `edges` fields of `CACHECOPY_TUNE`, printed by the report; the plan holds the table
+//! composed for it: no engine branch sits inside a kernel. The rules and the runs behind them
+//! are in [`engine_rule`](super::rules::engine_rule)'s documentation and
+//! `lab/findings/engine.md`.
 
 use core::fmt;
 

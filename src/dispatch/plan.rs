@@ -26,7 +26,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use super::engine::{Backend, Edges, Engine};
 use super::supported::{Unsupportable, Unsupported};
 use super::table::{self, Kernels, BACKENDS, NAMES, POSITION};
-use super::tune::{FrameBuild, Runs, Small, Tuning};
+use super::tune::{EntryCopy, FrameBuild, Runs, Small, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::{Knobs, STREAM_MIN};
 
@@ -190,7 +190,8 @@ impl Plan {
     ///
     /// # Errors
     /// [`Unsupported`] when this CPU cannot run one of the record's choices: a backend of its
-    /// engine, its flush instruction, masked fills ([`Small::MaskedFills`]), AVX-512 loops
+    /// engine, its flush instruction, masked fills ([`Small::MaskedFills`]) or copies
+    /// ([`EntryCopy::Masked`]), AVX-512 loops
     /// (`wide_copy` below `usize::MAX`), or a `pages` other than 1, 2, 4 or 8.
     ///
     /// ```
@@ -232,6 +233,9 @@ impl Plan {
         }
         if !facts.runs().small(t.small) {
             return Err(Unsupported(Unsupportable::Small(t.small)));
+        }
+        if !facts.runs().entry_copy(t.entry_copy) {
+            return Err(Unsupported(Unsupportable::EntryCopy(t.entry_copy)));
         }
         if t.wide_copy != usize::MAX && !facts.runs_backend(Backend::Avx512) {
             return Err(Unsupported(Unsupportable::Wide));
@@ -466,6 +470,7 @@ const NOTHING: Tuning = Tuning {
     small: Small::Plain,
     pages: 1,
     wide_copy: usize::MAX,
+    entry_copy: EntryCopy::Plain,
     frame: FrameBuild::Plain,
 };
 

@@ -4,7 +4,7 @@
 
 use super::engine::{Backend, Edges, Engine};
 use super::table;
-use super::tune::{FrameBuild, Small, Tuning};
+use super::tune::{EntryCopy, FrameBuild, Small, Tuning};
 use crate::cpu::Cpu;
 
 /// The CPUs a rule tells apart by identity: every one a run here measured, named once, here.
@@ -90,7 +90,7 @@ impl Tuning {
 }
 
 /// Every per-CPU choice by the built-in rules, for `cpu`, whose widest runnable backend is
-/// `widest`: the engine ([`engine::rule`]), the flush instruction the CPU prefers, and the
+/// `widest`: the engine ([`engine_rule`]), the flush instruction the CPU prefers, and the
 /// thresholds below.
 pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
     let (nt, fill_nt) = default_thresholds(cpu);
@@ -104,7 +104,28 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         small: default_small(cpu),
         pages: default_pages(cpu),
         wide_copy: default_wide_copy(cpu, widest),
+        entry_copy: default_entry_copy(cpu),
         frame: default_frame(cpu),
+    }
+}
+
+/// How the C entries (`raw::c_entries`: the preload library's `memcpy` and `memmove`) copy 0 to
+/// 64 bytes, by CPU, each rule as wide as its runs (lab/findings/small-calls.md, "Masked copies
+/// on Zen 4"):
+///
+/// - **AMD family 25 with AVX-512 (Zen 4; run: family 25 model 17,
+///   lab/machines/amd-epyc-zen4-f25m17.md)**: [`EntryCopy::Masked`]. One masked load and store
+///   ran copies of 0-64 B of changing size well ahead of glibc's `memcpy` there, and a copy out
+///   of a header just written on the stack at glibc's speed (the masked load does not wait for
+///   the earlier stores into its page there, as it does on the Intel model 167).
+/// - **Every other CPU**: [`EntryCopy::Plain`]. On the Intel model 167 a masked load waits for
+///   earlier stores into its page; the other AVX-512 parts have no run; the rest have no masks.
+///   `CACHECOPY_TUNE=entry_copy=masked` tries it on any CPU that runs it.
+fn default_entry_copy(cpu: &Cpu) -> EntryCopy {
+    if masked_small(cpu) && Model::of(cpu) == Model::Family25Avx512 {
+        EntryCopy::Masked
+    } else {
+        EntryCopy::Plain
     }
 }
 

@@ -46,6 +46,8 @@ pub(crate) enum Unsupportable {
     Flush(FlushOp),
     /// A small-fill variant (masked fills: AVX-512 F and BW, BMI2; AVX pairs: AVX2).
     Small(crate::dispatch::tune::Small),
+    /// A small-copy variant of the C entries (masked: AVX-512 F and BW, BMI2).
+    EntryCopy(crate::dispatch::tune::EntryCopy),
     /// AVX-512 loops for large copies.
     Wide,
     /// A number of pages a streamed copy cannot read at once.
@@ -92,6 +94,9 @@ impl fmt::Display for Unsupported {
                 write!(f, "the {op} instruction is not supported by this CPU")
             }
             Unsupportable::Small(s) => write!(f, "small={s} is not supported by this CPU"),
+            Unsupportable::EntryCopy(c) => {
+                write!(f, "entry_copy={c} is not supported by this CPU")
+            }
             Unsupportable::Wide => {
                 f.write_str("AVX-512 loops for large copies are not supported by this CPU")
             }

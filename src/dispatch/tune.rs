@@ -19,7 +19,7 @@ use core::fmt;
 use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
-pub(crate) use crate::kernel::small::Small;
+pub(crate) use crate::kernel::small::{EntryCopy, Small};
 pub(crate) use crate::net::iter::FrameBuild;
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
@@ -103,6 +103,10 @@ pub struct Tuning {
     /// `usize::MAX`: never, the only value on a CPU without AVX-512 F and BW). The engine stays
     /// what it is for every other size and job.
     pub wide_copy: usize,
+    /// How the C-shaped entries (`raw::c_entries`, the preload library's `memcpy` and
+    /// `memmove`) copy 0 to 64 bytes (`entry_copy=plain` or `masked`); the crate's own calls
+    /// always take the plain classes.
+    pub entry_copy: EntryCopy,
     /// In which order a transmit frame's header lines are fetched before its payload streams
     /// (`frame=plain` or `header-down`).
     pub frame: FrameBuild,
@@ -125,6 +129,8 @@ pub(crate) enum Kind {
     Pages,
     /// A size, or `never`; a size only where this CPU runs AVX-512.
     Wide,
+    /// `plain`, or `masked` where this CPU runs the masked class.
+    EntryCopy,
     /// `plain` or `header-down`.
     Frame,
 }
@@ -137,6 +143,7 @@ pub(crate) enum Value {
     Edges(Edges),
     Flush(FlushOp),
     Small(Small),
+    EntryCopy(EntryCopy),
     Frame(FrameBuild),
 }
 
@@ -148,6 +155,7 @@ impl fmt::Display for Value {
             Value::Edges(e) => f.write_str(e.name()),
             Value::Flush(op) => f.write_str(op.name()),
             Value::Small(s) => f.write_str(s.name()),
+            Value::EntryCopy(c) => f.write_str(c.name()),
             Value::Frame(b) => f.write_str(b.name()),
         }
     }
@@ -172,6 +180,14 @@ impl Runs<'_> {
             Small::Plain => true,
             Small::MaskedFills => self.masks,
             Small::AvxPairs => self.pairs,
+        }
+    }
+
+    /// Whether this CPU runs the C entries' small copies `c` (masked: what masked fills need).
+    pub(crate) fn entry_copy(&self, c: EntryCopy) -> bool {
+        match c {
+            EntryCopy::Plain => true,
+            EntryCopy::Masked => self.masks,
         }
     }
 
@@ -208,6 +224,10 @@ impl Kind {
             Kind::Wide => parse_size(v)
                 .filter(|&n| n == usize::MAX || runs.avx512())
                 .map(Value::Size),
+            Kind::EntryCopy => name
+                .and_then(EntryCopy::from_name)
+                .filter(|&c| runs.entry_copy(c))
+                .map(Value::EntryCopy),
             Kind::Frame => name.and_then(FrameBuild::from_name).map(Value::Frame),
         }
     }
@@ -257,6 +277,16 @@ impl fmt::Display for Expected<'_> {
                 f.write_str("a size (digits with K, M or G, or never)")
             }
             Kind::Wide => f.write_str("never (this CPU does not run AVX-512)"),
+            Kind::EntryCopy => {
+                f.write_str("a small-copy variant of the C entries this CPU runs (")?;
+                list(
+                    f,
+                    &mut EntryCopy::ALL
+                        .into_iter()
+                        .filter(|&c| self.1.entry_copy(c))
+                        .map(EntryCopy::name),
+                )
+            }
             Kind::Frame => f.write_str("plain or header-down"),
         }
     }
@@ -316,7 +346,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 13] = [
+pub(crate) static FIELDS: [Field; 14] = [
     size!("nt", nt),
     size!("fill_nt", fill_nt),
     size!("rep_movsb", rep_movsb),
@@ -366,6 +396,16 @@ pub(crate) static FIELDS: [Field; 13] = [
         kind: Kind::Wide,
         set: |t, v| t.wide_copy = v.size(),
         get: Some(|t| Value::Size(t.wide_copy)),
+    },
+    Field {
+        name: "entry_copy",
+        kind: Kind::EntryCopy,
+        set: |t, v| {
+            if let Value::EntryCopy(c) = v {
+                t.entry_copy = c;
+            }
+        },
+        get: Some(|t| Value::EntryCopy(t.entry_copy)),
     },
     Field {
         name: "frame",

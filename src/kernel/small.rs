@@ -108,6 +108,48 @@ impl fmt::Display for Small {
     }
 }
 
+/// How the C-shaped entries ([`crate::raw::c_entries`]: the preload library's `memcpy` and
+/// `memmove`) copy 0 to 64 bytes. The crate's own calls always take the plain classes: the
+/// test that would choose another variant would sit on every call site of every CPU, while the
+/// C entries are chosen once per plan (see `lab/findings/small-calls.md`, "Masked copies on
+/// Zen 4").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EntryCopy {
+    /// The baseline register's size classes, as every call of the crate.
+    Plain,
+    /// One AVX-512 byte-masked load and one masked store for every length from 0 to 64 bytes,
+    /// where neither 64-byte window leaves its 4 KiB page (else the plain classes). Needs
+    /// AVX-512 F and BW and BMI2; inline assembly, so the entry needs no target feature.
+    Masked,
+}
+
+impl EntryCopy {
+    /// Every choice.
+    pub(crate) const ALL: [EntryCopy; 2] = [EntryCopy::Plain, EntryCopy::Masked];
+
+    /// `"plain"` or `"masked"`, as `CACHECOPY_TUNE`'s `entry_copy=` spells them.
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryCopy::Plain => "plain",
+            EntryCopy::Masked => "masked",
+        }
+    }
+
+    /// The choice with this name (ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<EntryCopy> {
+        EntryCopy::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for EntryCopy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The longest copy or fill done at the call site: four baseline registers (see the module
 /// documentation for why not eight).
 pub(crate) const MAX: usize = 4 * Base::BYTES;

@@ -61,7 +61,12 @@ zoo! {
         "intel-xeon-sapphire-rapids-f6m143",
         "arm-neoverse-n1",
     ],
-    raw: ["amd-epyc-zen2-f23m49", "amd-epyc-zen4-f25m17-avx512", "intel-xeon-f6m167"],
+    raw: [
+        "amd-epyc-zen2-f23m49",
+        "amd-epyc-zen3-f25m1",
+        "amd-epyc-zen4-f25m17-avx512",
+        "intel-xeon-f6m167",
+    ],
 }
 
 /// One CPU of the zoo, read from its record file.
