@@ -7,7 +7,8 @@
 //!   runs directly ([`Plan::copy`], [`Plan::fill`], [`Plan::copy_within`]) without being
 //!   published.
 //! - [`Tuning`]: the record a plan is built from; its `Display` is the `CACHECOPY_TUNE` line.
-//! - [`Engine`], [`Backend`], [`Edges`], [`Small`], [`EntryCopy`]: the choices in it.
+//! - [`Engine`], [`Backend`], [`Edges`], [`Small`], [`EntryCopy`], [`FrameBuild`]: the choices in
+//!   it.
 //! - [`cpu()`] and [`Cpu`]: what detection found; [`calibrate()`] measures a record here.
 //!
 //! # The environment
@@ -42,5 +43,6 @@ pub use crate::dispatch::rules::default_nt_threshold;
 pub use crate::dispatch::supported::Unsupported;
 pub use crate::dispatch::tune::{BadField, Tuning};
 pub use crate::kernel::small::{EntryCopy, Small};
+pub use crate::net::iter::FrameBuild;
 #[cfg(all(feature = "std", unix))]
 pub use calibrate::calibrate;

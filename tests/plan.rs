@@ -16,6 +16,8 @@
 //!   backend and edge store, with and without the string-move, string-store and wide variants,
 //!   every small-copy and small-fill variant this CPU runs), every length to 1100 bytes and
 //!   beyond beside guard pages, overlapping moves both ways;
+//! - `frame`: transmit frames built with each order of the header's fetches, alone and in a
+//!   batch, against the reference;
 //! - the line: every field read back, bad fields refused;
 //! - publishing: plans swapped while other threads copy, every byte right.
 //!
@@ -28,9 +30,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cachecopy::iter::{copy_from_iter, IoVec, Source};
-use cachecopy::net::{csum_and_copy, csum_fold};
+use cachecopy::net::{csum_and_copy, csum_fold, csum_frame_from_iter};
 use cachecopy::raw::{c_entries, CEntries};
-use cachecopy::tune::{self, Backend, Edges, Engine, EntryCopy, FlushOp, Plan, Small, Tuning};
+use cachecopy::tune::{
+    self, Backend, Edges, Engine, EntryCopy, FlushOp, FrameBuild, Plan, Small, Tuning,
+};
 use cachecopy::Mode;
 use common::*;
 
@@ -694,6 +698,98 @@ fn every_flush_instruction_this_cpu_runs() {
     }
 }
 
+/// The header a frame test writes: it checks it was given `head` zeroed bytes, then writes a
+/// pattern of the payload's length and sum.
+fn frame_header(hdr: &mut [u8], head: usize, len: usize, sum: u32) {
+    assert_eq!(hdr.len(), head);
+    assert!(hdr.iter().all(|&b| b == 0), "the header bytes start zeroed");
+    for (i, b) in hdr.iter_mut().enumerate() {
+        *b = (len as u32 ^ sum ^ (i as u32 * 0x9d)) as u8 | 1;
+    }
+}
+
+/// Frames built through the published entry points (`csum_frame_from_iter` and a batch's):
+/// headers inside one line, ending on one, crossing one (the payload 65 to 105 bytes past a
+/// line: the frames `frame=header-down` changes) and spanning several, at every line
+/// alignment, from `udp_tx`'s iovecs and others, in every mode; the payload, its sum and the
+/// header against the reference, and nothing outside the frame written.
+fn frame_sweep() {
+    let heads: &[usize] = if miri() {
+        &[0, 14, 42, 65]
+    } else {
+        &[0, 1, 14, 42, 63, 64, 65, 100, 118, 192]
+    };
+    let starts: Vec<usize> = if miri() {
+        vec![0, 24, 63]
+    } else {
+        (0..64).collect()
+    };
+    let layouts: &[&[usize]] = if miri() {
+        &[&[13, 1, 100]]
+    } else {
+        &[&[1200, 13, 1, 258], &[22, 1], &[3, 0, 64, 7, 300]]
+    };
+    for (li, lens) in layouts.iter().enumerate() {
+        let total: usize = lens.iter().sum();
+        let data: Vec<u8> = (0..total).map(|i| (i * 7 + li * 13 + 5) as u8).collect();
+        let mut segs = Vec::new();
+        let mut at = 0;
+        for &n in lens.iter() {
+            segs.push(IoVec::new(&data[at..at + n]));
+            at += n;
+        }
+        let mut buf = vec![0u8; 64 + 192 + total + 64];
+        for (mi, mode) in Mode::ALL.into_iter().enumerate() {
+            for &head in heads {
+                for &start in &starts {
+                    // Every head and start meets every mode for some layout.
+                    if (start + head + li) % Mode::ALL.len() != mi % Mode::ALL.len() {
+                        continue;
+                    }
+                    for batched in [false, true] {
+                        let what = format!("{lens:?} {mode:?} head {head} at {start} {batched}");
+                        buf.fill(0xee);
+                        let end = start + head + total;
+                        let frame = &mut buf[start..end];
+                        let mut src = Source::iovec(&segs);
+                        let cb = |h: &mut [u8], n: usize, s: u32| frame_header(h, head, n, s);
+                        let (n, sum) = if batched {
+                            cachecopy::batch(mode, |b| {
+                                b.csum_frame_from_iter(frame, head, &mut src, cb)
+                            })
+                        } else {
+                            csum_frame_from_iter(frame, head, &mut src, mode, cb)
+                        };
+                        assert_eq!(n, total, "{what}");
+                        assert_eq!(csum_fold(sum), reference_sum(&data), "{what}");
+                        let mut want = vec![0u8; head];
+                        frame_header(&mut want, head, total, sum);
+                        assert_eq!(&buf[start..start + head], &want[..], "{what}");
+                        assert_eq!(&buf[start + head..end], &data[..], "{what}");
+                        assert!(
+                            buf[..start].iter().chain(&buf[end..]).all(|&b| b == 0xee),
+                            "{what}: wrote outside the frame"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn frames_with_every_header_order() {
+    let _held = PUBLISH.lock().unwrap_or_else(|e| e.into_inner());
+    let before = Plan::current();
+    for order in [FrameBuild::Plain, FrameBuild::HeaderDown] {
+        let p = plan(|t| t.frame = order).expect("every CPU runs both orders");
+        assert_eq!(p.tuning().frame, order);
+        tune::publish(Box::leak(Box::new(p)));
+        frame_sweep();
+    }
+    tune::publish(before);
+}
+
 #[test]
 fn every_field_of_the_line_reads_back_and_bad_ones_are_refused() {
     let t = rule();
@@ -712,6 +808,8 @@ fn every_field_of_the_line_reads_back_and_bad_ones_are_refused() {
         ("small=plain", |t| t.small == Small::Plain),
         ("wide_copy=never", |t| t.wide_copy == usize::MAX),
         ("entry_copy=plain", |t| t.entry_copy == EntryCopy::Plain),
+        ("frame=header-down", |t| t.frame == FrameBuild::HeaderDown),
+        ("frame=PLAIN", |t| t.frame == FrameBuild::Plain),
         ("body=generic", |t| {
             (t.engine.temporal, t.engine.stream) == (Backend::Generic, Backend::Generic)
         }),
@@ -728,6 +826,7 @@ fn every_field_of_the_line_reads_back_and_bad_ones_are_refused() {
         ("nt=lots", "nt=lots"),
         ("nt=16M,speed=max", "speed=max"),
         ("pages=3", "pages=3"),
+        ("frame=down", "frame=down"),
         ("nt", "nt"),
         ("body=sse9", "body=sse9"),
         ("nt=99999999999999999999999", "nt=99999999999999999999999"),

@@ -26,7 +26,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use super::engine::{Backend, Edges, Engine};
 use super::supported::{Unsupportable, Unsupported};
 use super::table::{self, Kernels, BACKENDS, NAMES, POSITION};
-use super::tune::{EntryCopy, Runs, Small, Tuning};
+use super::tune::{EntryCopy, FrameBuild, Runs, Small, Tuning};
 use crate::cpu::{Cpu, FlushOp};
 use crate::kernel::{Knobs, STREAM_MIN};
 
@@ -471,6 +471,7 @@ const NOTHING: Tuning = Tuning {
     pages: 1,
     wide_copy: usize::MAX,
     entry_copy: EntryCopy::Plain,
+    frame: FrameBuild::Plain,
 };
 
 /// The plan in force before the first detection: the portable backend's table, except that the

@@ -4,7 +4,7 @@
 
 use super::engine::{Backend, Edges, Engine};
 use super::table;
-use super::tune::{EntryCopy, Small, Tuning};
+use super::tune::{EntryCopy, FrameBuild, Small, Tuning};
 use crate::cpu::Cpu;
 
 /// The CPUs a rule tells apart by identity: every one a run here measured, named once, here.
@@ -105,6 +105,7 @@ pub(crate) fn rule(cpu: &Cpu, widest: Backend) -> Tuning {
         pages: default_pages(cpu),
         wide_copy: default_wide_copy(cpu, widest),
         entry_copy: default_entry_copy(cpu),
+        frame: default_frame(cpu),
     }
 }
 
@@ -125,6 +126,23 @@ fn default_entry_copy(cpu: &Cpu) -> EntryCopy {
         EntryCopy::Masked
     } else {
         EntryCopy::Plain
+    }
+}
+
+/// In which order a transmit frame's header lines are fetched, by CPU, each rule as wide as
+/// its runs (lab/findings/checksums.md, "Zen 2: where the frame's time goes"):
+///
+/// - **AMD family 23 model 49 (Zen 2)**: [`FrameBuild::HeaderDown`], measured: with a header
+///   of two lines fetched first to last, the frames whose 42-byte header crosses a line (the
+///   payload 65 to 105 bytes past one, 66 among them) ran far slower than the others, on the
+///   hot ring too; fetched last line first they ran as the others did, which did not move.
+/// - **Every other CPU**: [`FrameBuild::Plain`]. No other CPU has a run of the other order.
+///   `CACHECOPY_TUNE=frame=header-down` tries it on any CPU.
+fn default_frame(cpu: &Cpu) -> FrameBuild {
+    if Model::of(cpu) == Model::Zen2Rome {
+        FrameBuild::HeaderDown
+    } else {
+        FrameBuild::Plain
     }
 }
 

@@ -20,6 +20,7 @@ use super::engine::{Backend, Edges, Engine};
 use super::env::{env, warn};
 use crate::cpu::FlushOp;
 pub(crate) use crate::kernel::small::{EntryCopy, Small};
+pub(crate) use crate::net::iter::FrameBuild;
 
 /// A size as `CACHECOPY_TUNE` writes it: decimal digits with an optional binary suffix `K`, `M`
 /// or `G` (either case; 1024, 1024², 1024³), or `never` (`usize::MAX`). `None` for anything
@@ -106,6 +107,9 @@ pub struct Tuning {
     /// `memmove`) copy 0 to 64 bytes (`entry_copy=plain` or `masked`); the crate's own calls
     /// always take the plain classes.
     pub entry_copy: EntryCopy,
+    /// In which order a transmit frame's header lines are fetched before its payload streams
+    /// (`frame=plain` or `header-down`).
+    pub frame: FrameBuild,
 }
 
 /// What one field's value is, and how it is read and written.
@@ -127,6 +131,8 @@ pub(crate) enum Kind {
     Wide,
     /// `plain`, or `masked` where this CPU runs the masked class.
     EntryCopy,
+    /// `plain` or `header-down`.
+    Frame,
 }
 
 /// One field's value.
@@ -138,6 +144,7 @@ pub(crate) enum Value {
     Flush(FlushOp),
     Small(Small),
     EntryCopy(EntryCopy),
+    Frame(FrameBuild),
 }
 
 impl fmt::Display for Value {
@@ -149,6 +156,7 @@ impl fmt::Display for Value {
             Value::Flush(op) => f.write_str(op.name()),
             Value::Small(s) => f.write_str(s.name()),
             Value::EntryCopy(c) => f.write_str(c.name()),
+            Value::Frame(b) => f.write_str(b.name()),
         }
     }
 }
@@ -220,6 +228,7 @@ impl Kind {
                 .and_then(EntryCopy::from_name)
                 .filter(|&c| runs.entry_copy(c))
                 .map(Value::EntryCopy),
+            Kind::Frame => name.and_then(FrameBuild::from_name).map(Value::Frame),
         }
     }
 }
@@ -278,6 +287,7 @@ impl fmt::Display for Expected<'_> {
                         .map(EntryCopy::name),
                 )
             }
+            Kind::Frame => f.write_str("plain or header-down"),
         }
     }
 }
@@ -336,7 +346,7 @@ macro_rules! backend {
 }
 
 /// Every tunable, in the order the line is written.
-pub(crate) static FIELDS: [Field; 13] = [
+pub(crate) static FIELDS: [Field; 14] = [
     size!("nt", nt),
     size!("fill_nt", fill_nt),
     size!("rep_movsb", rep_movsb),
@@ -396,6 +406,16 @@ pub(crate) static FIELDS: [Field; 13] = [
             }
         },
         get: Some(|t| Value::EntryCopy(t.entry_copy)),
+    },
+    Field {
+        name: "frame",
+        kind: Kind::Frame,
+        set: |t, v| {
+            if let Value::Frame(b) = v {
+                t.frame = b;
+            }
+        },
+        get: Some(|t| Value::Frame(t.frame)),
     },
 ];
 

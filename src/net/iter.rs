@@ -222,8 +222,18 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
                 // Their fetch overlaps the payload's streaming: the stores at the end find the
                 // lines in the cache instead of holding up every store queued behind them. The
                 // gather does the same for the payload's own partial lines (the one it shares
-                // with the header, written before the header, and the last).
-                arch::prefetch_write(d, head);
+                // with the header, written before the header, and the last). The plan says in
+                // which order ([`FrameBuild`]).
+                match p.tuning.frame {
+                    FrameBuild::Plain => arch::prefetch_write(d, head),
+                    FrameBuild::HeaderDown => {
+                        let (last, before) = header_down(d as usize, head);
+                        if let Some(line) = last {
+                            arch::prefetch_line(line as *const u8);
+                        }
+                        arch::prefetch_write(d, before);
+                    }
+                }
                 let (n, sum) = gather_lines::<_, true>(k, K::flush(op), d.add(head), len, src);
                 crate::kernel::zero_exact(d, head);
                 header(core::slice::from_raw_parts_mut(d, head), n, sum);
@@ -249,6 +259,67 @@ pub(crate) unsafe fn csum_frame_from_iter_unfenced(
         }
     });
     (n, sum, store)
+}
+
+/// How [`csum_frame_from_iter`] (and [`Batch::csum_frame_from_iter`](crate::Batch)) asks for
+/// the lines of a frame's header before the payload streams: the `frame=` field of
+/// `CACHECOPY_TUNE`. The bytes written are the same either way; only the order of the
+/// prefetches differs. See `lab/findings/checksums.md` ("Zen 2: where the frame's time goes")
+/// for the runs behind each CPU's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FrameBuild {
+    /// The header's lines from the first to the last, then the payload's partial lines.
+    Plain,
+    /// The header's last line first (the one it shares with the payload), then its others
+    /// first to last: a header of one line is fetched as [`FrameBuild::Plain`] fetches it, one
+    /// of two lines last to first. Fetched first to last, the two lines start a run of
+    /// ascending lines that the payload's streamed lines continue, and on AMD Zen 2 such frames
+    /// (a 42-byte header crossing a line boundary: the payload 65 to 105 bytes past one, 66
+    /// among them) ran far slower than the others.
+    HeaderDown,
+}
+
+impl FrameBuild {
+    /// Every choice.
+    pub(crate) const ALL: [FrameBuild; 2] = [FrameBuild::Plain, FrameBuild::HeaderDown];
+
+    /// `"plain"` or `"header-down"`, as `CACHECOPY_TUNE`'s `frame=` spells them.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameBuild::Plain => "plain",
+            FrameBuild::HeaderDown => "header-down",
+        }
+    }
+
+    /// The choice with this name (ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<FrameBuild> {
+        FrameBuild::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl core::fmt::Display for FrameBuild {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where [`FrameBuild::HeaderDown`] fetches the lines of the header `start..start + len`:
+/// `(the line holding its last byte, if other lines come before it; how many bytes from
+/// `start` to fetch after it, first to last)`. One line, or none: `(None, len)`.
+#[inline(always)]
+fn header_down(start: usize, len: usize) -> (Option<usize>, usize) {
+    if len == 0 {
+        return (None, 0);
+    }
+    let last = (start + len - 1) & !(arch::STREAM_LINE - 1);
+    if last > start {
+        (Some(last), last - start)
+    } else {
+        (None, len)
+    }
 }
 
 /// Scatters `min(src.len(), dst.count())` bytes of `src` into `dst`'s segments, summing them on
@@ -304,4 +375,44 @@ pub(crate) fn csum_and_copy_to_iter_unfenced(
         sum = csum_block_add(sum, super::csum_partial(&src[summed..n], 0), summed);
     }
     (n, sum, store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{header_down, FrameBuild};
+    use crate::arch::STREAM_LINE;
+    use std::vec::Vec;
+
+    #[test]
+    fn header_down_fetches_each_line_once_the_last_first() {
+        // What `prefetch_write` fetches: every line holding a byte of the span, first to last.
+        let lines = |start: usize, len: usize| -> Vec<usize> {
+            let mut v: Vec<usize> = (start..start + len)
+                .map(|b| b & !(STREAM_LINE - 1))
+                .collect();
+            v.dedup();
+            v
+        };
+        for start in 0..3 * STREAM_LINE + 1 {
+            for len in 0..3 * STREAM_LINE + 2 {
+                let (last, before) = header_down(start, len);
+                let got: Vec<usize> = last.into_iter().chain(lines(start, before)).collect();
+                let mut want = lines(start, len);
+                if want.len() > 1 {
+                    let l = want.pop().unwrap();
+                    want.insert(0, l);
+                }
+                assert_eq!(got, want, "{len} bytes at {start}");
+            }
+        }
+    }
+
+    #[test]
+    fn frame_names_read_back() {
+        for f in FrameBuild::ALL {
+            assert_eq!(FrameBuild::from_name(f.name()), Some(f));
+            assert_eq!(FrameBuild::from_name(&f.name().to_uppercase()), Some(f));
+        }
+        assert_eq!(FrameBuild::from_name("down"), None);
+    }
 }

@@ -28,7 +28,7 @@
 mod csum;
 #[cfg(feature = "alloc")]
 mod frame;
-mod iter;
+pub(crate) mod iter;
 
 pub mod layout;
 
