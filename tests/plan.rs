@@ -396,7 +396,7 @@ fn small_masked_avx512() {
     // Through the published entry points too.
     let _held = PUBLISH.lock().unwrap_or_else(|e| e.into_inner());
     let before = Plan::current();
-    tune::publish(Box::leak(Box::new(p)));
+    tune::publish(common::keep(p));
     small_sweep(Plan::current());
     tune::publish(before);
     println!("cachecopy: AVX512 MASKED SMALL CLASSES EXERCISED");
@@ -784,7 +784,7 @@ fn frames_with_every_header_order() {
     for order in [FrameBuild::Plain, FrameBuild::HeaderDown] {
         let p = plan(|t| t.frame = order).expect("every CPU runs both orders");
         assert_eq!(p.tuning().frame, order);
-        tune::publish(Box::leak(Box::new(p)));
+        tune::publish(common::keep(p));
         frame_sweep();
     }
     tune::publish(before);
@@ -861,7 +861,7 @@ fn calls_in_flight_finish_on_their_plan() {
                 plan(|t| (t.fill_rep, t.rep_movsb) = (v, v)),
             ]
         })
-        .map(|p| &*Box::leak(Box::new(p.unwrap())))
+        .map(|p| common::keep(p.unwrap()))
         .collect();
     let lens: &[usize] = if miri() {
         &[1, 40, 1100]

@@ -368,14 +368,15 @@ impl Calibration {
 
     /// Publishes the plan in force with every value this calibration decided in place (the
     /// others as they are), for the whole process ([`publish`](crate::tune::publish)). Calls in
-    /// flight finish on the plan they started with. The new plan is allocated once and never
-    /// freed (a published plan must outlive every call that may still hold it).
+    /// flight finish on the plan they started with. The new plan is allocated once per distinct
+    /// record and never freed (a published plan must outlive every call that may still hold it),
+    /// kept in the list [`update`](crate::tune::update) keeps, so it stays reachable.
     pub fn apply(&self) {
         let now = plan::active();
         let t = now.tuning.with(&self.tuning(), self.decided());
         // Every value decided was measured on this CPU's own kernels: the plan builds.
         if let Ok(p) = Plan::build(&t, now.facts) {
-            plan::publish(std::boxed::Box::leak(std::boxed::Box::new(p)));
+            plan::publish(plan::made(p));
         }
     }
 

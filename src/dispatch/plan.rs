@@ -416,7 +416,7 @@ static MADE: AtomicPtr<Made> = AtomicPtr::new(ptr::null_mut());
 
 /// The `'static` plan of `plan`'s record: one made before, or `plan`, allocated and listed.
 #[cfg(feature = "alloc")]
-fn made(plan: Plan) -> &'static Plan {
+pub(crate) fn made(plan: Plan) -> &'static Plan {
     /// The listed plan of `plan`'s record among the nodes from `at` up to `stop`.
     fn find(mut at: *const Made, stop: *const Made, plan: &Plan) -> Option<&'static Plan> {
         while !at.is_null() && at != stop {

@@ -159,8 +159,19 @@ impl From<Engine> for Runner {
 impl From<cachecopy::tune::Plan> for Runner {
     /// The plan, kept for the rest of the test process (tables hold it across many calls).
     fn from(p: cachecopy::tune::Plan) -> Runner {
-        Runner::Plan(Box::leak(Box::new(p)))
+        Runner::Plan(keep(p))
     }
+}
+
+/// Keeps `p` for the rest of the test process, as a published plan is kept: never freed, and
+/// listed in a static, so that it stays reachable and the leak checkers (LeakSanitizer, Miri)
+/// see what the library does with published plans rather than a lost allocation.
+pub fn keep(p: cachecopy::tune::Plan) -> &'static cachecopy::tune::Plan {
+    static KEPT: std::sync::Mutex<Vec<&'static cachecopy::tune::Plan>> =
+        std::sync::Mutex::new(Vec::new());
+    let p: &'static cachecopy::tune::Plan = Box::leak(Box::new(p));
+    KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    p
 }
 
 impl Runner {
