@@ -109,7 +109,7 @@ pub(crate) const BUDGET: Duration = Duration::from_millis(130);
 /// c.apply();
 /// ```
 pub fn calibrate() -> Calibration {
-    let p = plan::active();
+    let p = plan::settled();
     run(&p.kernels, p.tuning)
 }
 

@@ -372,7 +372,7 @@ impl Calibration {
     /// record and never freed (a published plan must outlive every call that may still hold it),
     /// kept in the list [`update`](crate::tune::update) keeps, so it stays reachable.
     pub fn apply(&self) {
-        let now = plan::active();
+        let now = plan::settled();
         let t = now.tuning.with(&self.tuning(), self.decided());
         // Every value decided was measured on this CPU's own kernels: the plan builds.
         if let Ok(p) = Plan::build(&t, now.facts) {

@@ -289,7 +289,7 @@ impl Plan {
     /// println!("CACHECOPY_TUNE={}", plan.tuning()); // the line that builds it again
     /// ```
     pub fn current() -> &'static Plan {
-        active()
+        settled()
     }
 
     /// The plan of this CPU's built-in rule, without the environment: what
@@ -327,6 +327,27 @@ pub(crate) fn active() -> &'static Plan {
         init()
     } else {
         p
+    }
+}
+
+/// The plan in force as [`active`] finds it, except that a thread racing the first detection
+/// waits for the winner's plan instead of taking [`SAFE`] for one call: for whoever reads the
+/// plan to build on it or to report it (the public API, `update`, the calibration), never for a
+/// copy or fill. The wait is a few microseconds of spinning (the winner builds a plan; any
+/// calibration it then runs happens after it published), with no lock.
+#[cold]
+pub(crate) fn settled() -> &'static Plan {
+    loop {
+        let p = active();
+        // `SAFE` is never published (a failed build copies it into the slot): seeing it means
+        // another thread is still writing the detected plan.
+        if !ptr::eq(p, &SAFE) {
+            return p;
+        }
+        #[cfg(feature = "std")]
+        std::thread::yield_now();
+        #[cfg(not(feature = "std"))]
+        core::hint::spin_loop();
     }
 }
 
@@ -395,7 +416,7 @@ pub fn publish(plan: &'static Plan) {
 /// ```
 #[cfg(feature = "alloc")]
 pub fn update(change: impl FnOnce(&mut Tuning)) -> Result<&'static Plan, Unsupported> {
-    let mut t = active().tuning;
+    let mut t = settled().tuning;
     change(&mut t);
     let plan = Plan::new(t)?;
     let p = made(plan);
