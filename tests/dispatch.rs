@@ -82,7 +82,9 @@ fn child_threads_race() {
     race_the_first_call();
 }
 
-/// Threads racing the first call of the process: all of them see one plan, the rule's.
+/// Threads racing the first call of the process: every copy is exact (a thread that loses the
+/// race while the winner still builds runs the stand-in plan for that call), and once every
+/// racer's first call has returned, all of them see one plan, the rule's.
 fn race_the_first_call() {
     let (n, len) = if common::miri() {
         (4, 2000)
@@ -99,6 +101,8 @@ fn race_the_first_call() {
                 barrier.wait();
                 cachecopy::copy(&mut dst, &src, Mode::ALL[i % 4]);
                 assert_eq!(dst, src);
+                // The winner's first call returns only once its plan is published.
+                barrier.wait();
                 *Plan::current().tuning()
             })
         })

@@ -284,12 +284,18 @@ impl Plan {
     /// The plan in force: the one detection built on the first call (the CPU's rule, refined by
     /// `CACHECOPY_TUNE`), or the last one [`publish`]ed since.
     ///
+    /// Like a copy, it never waits (a signal handler or an allocator may ask): on a thread that
+    /// races another thread's first call while that one is still building the process's plan,
+    /// it returns the conservative stand-in plan this thread's calls run meanwhile (baseline
+    /// engine, no streaming). Once any call on any thread has returned, every thread sees the
+    /// detected plan.
+    ///
     /// ```
     /// let plan = cachecopy::tune::Plan::current();
     /// println!("CACHECOPY_TUNE={}", plan.tuning()); // the line that builds it again
     /// ```
     pub fn current() -> &'static Plan {
-        settled()
+        active()
     }
 
     /// The plan of this CPU's built-in rule, without the environment: what
@@ -331,10 +337,10 @@ pub(crate) fn active() -> &'static Plan {
 }
 
 /// The plan in force as [`active`] finds it, except that a thread racing the first detection
-/// waits for the winner's plan instead of taking [`SAFE`] for one call: for whoever reads the
-/// plan to build on it or to report it (the public API, `update`, the calibration), never for a
-/// copy or fill. The wait is a few microseconds of spinning (the winner builds a plan; any
-/// calibration it then runs happens after it published), with no lock.
+/// waits for the winner's plan instead of taking [`SAFE`] for one call: for whoever builds a new
+/// plan on the one in force (`update`, the calibration, which allocate anyway), never for a
+/// copy, a fill or [`Plan::current`], which must not wait. The wait is the winner's build of one
+/// plan (any calibration it then runs happens after it published), spinning, with no lock.
 #[cold]
 pub(crate) fn settled() -> &'static Plan {
     loop {
