@@ -341,6 +341,7 @@ pub(crate) fn active() -> &'static Plan {
 /// plan on the one in force (`update`, the calibration, which allocate anyway), never for a
 /// copy, a fill or [`Plan::current`], which must not wait. The wait is the winner's build of one
 /// plan (any calibration it then runs happens after it published), spinning, with no lock.
+#[cfg(feature = "alloc")]
 #[cold]
 pub(crate) fn settled() -> &'static Plan {
     loop {
